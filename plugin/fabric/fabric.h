@@ -1,0 +1,153 @@
+/* The fabric: the one interface the p2p protocol and the collective algorithms are written
+ * against. Two back ends implement it: TCP (fabric/tcp/) and verbs UC/RC (fabric/verbs/).
+ *
+ * The model is the verbs model, so that verbs maps onto it one to one and TCP emulates it:
+ *   - a domain per device (protection domain + memory registrations),
+ *   - completion queues that several endpoints share,
+ *   - endpoints = one connection to one peer, made of `nlanes` independent ordered lanes
+ *     (TCP: one socket each; verbs: one QP each). Work on one lane completes in order.
+ *   - two-sided SEND into a RECV the peer posted, and one-sided WRITE-with-immediate into a
+ *     buffer the peer advertised (address + rkey), which consumes one posted RECV on the same
+ *     lane of the target and completes it with the immediate data.
+ *
+ * Rules every caller keeps, because verbs UC punishes breaking them with silent loss:
+ *   - a message (SEND or WRITE_IMM) may only be posted when the caller knows the peer has a
+ *     RECV posted for it on that lane (credits / clear-to-send are the caller's business);
+ *   - buffers passed to post_* stay valid and untouched until their completion is polled.
+ * The TCP back end reports a message that finds no posted RECV as a fatal endpoint error
+ * (FAB_WC_NO_RECV) instead of dropping it, so protocol bugs show up here, not on hardware.
+ *
+ * Connection set-up is done by the caller over plain TCP "side-channel" sockets (they carry the
+ * listen handle's secret check). The back end says how many such sockets it wants per endpoint
+ * (TCP: one per lane, they become the lanes; verbs: one, kept open to notice a dead peer), what
+ * blob it needs to send to the peer (verbs: QPN/GID/LID/MTU per lane), and then adopts them.
+ *
+ * Thread safety: every function may be called from any thread; posts and polls on one
+ * endpoint/CQ are serialised inside the back end. Completions are never reported twice.
+ */
+#ifndef JACCL_FABRIC_H
+#define JACCL_FABRIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FAB_MAX_LANES     16
+#define FAB_NAME_MAX      64
+#define FAB_CONN_INFO_MAX 1024 /* largest blob ep_local_info may produce */
+
+struct fab_domain;
+struct fab_cq;
+struct fab_ep;
+struct fab_mr;
+
+/* What a device looks like to the plugin core (turned into ncclNetProperties by it). */
+struct fab_dev_info {
+    char name[FAB_NAME_MAX]; /* unique per device, e.g. "eth0" or "mlx5_0:1" */
+    char *pci_path;          /* realpath of the PCI device directory, or NULL (owned by fabric) */
+    uint64_t guid;           /* distinct per NIC chip */
+    int port;                /* physical port, 0 for sockets */
+    int speed_mbps;          /* link speed; 10000 when unknown */
+    float latency_us;        /* 0 = let NCCL use its defaults */
+    int max_comms;
+    size_t max_msg_bytes;    /* largest single post this device accepts */
+};
+
+enum fab_wc_op {
+    FAB_WC_SEND,      /* a posted SEND finished (sender side) */
+    FAB_WC_WRITE,     /* a posted WRITE_IMM finished (sender side) */
+    FAB_WC_RECV,      /* a SEND arrived in a posted RECV: len bytes in the RECV's buffer */
+    FAB_WC_RECV_IMM,  /* a WRITE_IMM landed: len bytes at the advertised address, imm valid */
+};
+
+enum fab_wc_status {
+    FAB_WC_OK = 0,
+    FAB_WC_FLUSHED,   /* endpoint went to error or was closed before this work ran */
+    FAB_WC_LEN_ERR,   /* an arriving SEND was larger than the posted RECV */
+    FAB_WC_REMOTE_ACCESS, /* a WRITE_IMM named memory outside the target's registrations */
+    FAB_WC_NO_RECV,   /* a message arrived with no RECV posted (TCP only; UC would drop it) */
+    FAB_WC_PEER_LOST, /* peer closed, reset, or stayed silent past the liveness deadline */
+    FAB_WC_LOCAL_ERR, /* local resource or system call failure */
+};
+
+struct fab_wc {
+    uint64_t wr_id;
+    struct fab_ep *ep;
+    enum fab_wc_op op;
+    enum fab_wc_status status;
+    uint32_t len; /* bytes received (RECV, RECV_IMM); bytes sent for SEND/WRITE */
+    uint32_t imm; /* RECV_IMM only */
+    int lane;
+};
+
+/* A registered buffer, as the peer needs to know it to WRITE_IMM into it. */
+struct fab_remote_buf {
+    uint64_t addr;
+    uint64_t rkey;
+};
+
+struct fab_ep_attr {
+    int nlanes;               /* 1..FAB_MAX_LANES */
+    int max_send_wr;          /* per lane: most posts outstanding on the send side */
+    int max_recv_wr;          /* per lane: most RECVs posted at once */
+    uint64_t liveness_ns;     /* peer silent this long => FAB_WC_PEER_LOST; 0 = never */
+    const char *peer_desc;    /* for log messages, e.g. "10.0.0.2:4312"; copied */
+};
+
+struct fab_ops {
+    const char *name; /* "tcp" or "verbs" */
+
+    /* Devices. Called once under the core's init lock. Returns the count (>= 0). */
+    int (*init)(void);
+    int (*ndevs)(void);
+    const struct fab_dev_info *(*dev_info)(int dev);
+    void (*fini)(void); /* only after every domain is closed; joins every fabric thread */
+
+    /* Domain: one per device, refcounted by the caller. */
+    int (*domain_open)(int dev, struct fab_domain **out);
+    void (*domain_close)(struct fab_domain *dom);
+
+    /* Registration: any byte range, overlapping ranges allowed (each gets its own mr). */
+    int (*mr_reg)(struct fab_domain *dom, void *addr, size_t len, struct fab_mr **out);
+    void (*mr_dereg)(struct fab_mr *mr);
+    struct fab_remote_buf (*mr_remote)(struct fab_mr *mr, void *addr);
+
+    /* Completion queues. cq_wait blocks until cq_poll may return something or the deadline
+     * (absolute, jaccl_now_ns() scale) passes: returns 0, or -ETIMEDOUT. It sleeps in the
+     * kernel (epoll/condvar/completion channel), never spins. cq_wake makes a waiter return
+     * early (used to stop progress threads). */
+    int (*cq_create)(struct fab_domain *dom, int depth, struct fab_cq **out);
+    void (*cq_destroy)(struct fab_cq *cq);
+    int (*cq_poll)(struct fab_cq *cq, struct fab_wc *wc, int max); /* >= 0 entries, never blocks */
+    int (*cq_wait)(struct fab_cq *cq, uint64_t deadline_ns);
+    void (*cq_wake)(struct fab_cq *cq);
+
+    /* Endpoints. Set-up: ep_create, then send ep_local_info's blob to the peer over
+     * side-channel socket 0, receive the peer's blob, then ep_connect with side_socks()
+     * connected sockets (ownership passes to the fabric, even on failure). */
+    int (*side_socks)(const struct fab_ep_attr *attr);
+    int (*ep_create)(struct fab_domain *dom, struct fab_cq *cq, const struct fab_ep_attr *attr,
+                     struct fab_ep **out);
+    int (*ep_local_info)(struct fab_ep *ep, void *buf, size_t cap); /* returns bytes used */
+    int (*ep_connect)(struct fab_ep *ep, const void *peer_info, size_t len, const int *socks,
+                      int nsocks);
+    /* Flushes outstanding work (FAB_WC_FLUSHED completions are not delivered after close). */
+    void (*ep_close)(struct fab_ep *ep);
+    /* 0 while healthy; else the fab_wc_status that broke it, with a reason for WARNs. */
+    int (*ep_error)(struct fab_ep *ep, const char **reason);
+
+    /* Data path. All return 0 or a negative errno (-EAGAIN: lane's queue full, retry later). */
+    int (*post_recv)(struct fab_ep *ep, int lane, void *buf, size_t cap, struct fab_mr *mr,
+                     uint64_t wr_id);
+    int (*post_send)(struct fab_ep *ep, int lane, const void *buf, size_t len, struct fab_mr *mr,
+                     uint64_t wr_id);
+    int (*post_write_imm)(struct fab_ep *ep, int lane, const void *buf, size_t len,
+                          struct fab_mr *mr, struct fab_remote_buf dst, uint32_t imm,
+                          uint64_t wr_id);
+};
+
+extern const struct fab_ops fab_tcp_ops;
+
+/* Human-readable status for WARNs. */
+const char *fab_wc_status_str(enum fab_wc_status s);
+
+#endif

@@ -1,0 +1,24 @@
+/* One monotonic clock for every deadline in the plugin. Tests inject their own clock to drive
+ * timeouts without sleeping (gpudirecttcpx's stuck-request idea). */
+#ifndef JACCL_UTIL_CLOCK_H
+#define JACCL_UTIL_CLOCK_H
+
+#include <stdint.h>
+
+typedef uint64_t (*jaccl_clock_fn)(void);
+
+/* Nanoseconds from CLOCK_MONOTONIC unless a test clock is installed. */
+uint64_t jaccl_now_ns(void);
+/* Install a test clock; NULL restores the real one. Not thread-safe: call before any comm. */
+void jaccl_clock_set(jaccl_clock_fn fn);
+
+static inline uint64_t jaccl_deadline_ns(uint64_t timeout_ns)
+{
+    return timeout_ns == 0 ? UINT64_MAX : jaccl_now_ns() + timeout_ns;
+}
+static inline int jaccl_expired(uint64_t deadline_ns)
+{
+    return deadline_ns != UINT64_MAX && jaccl_now_ns() >= deadline_ns;
+}
+
+#endif
