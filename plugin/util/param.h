@@ -40,6 +40,8 @@ struct jaccl_param_desc {
 int64_t jaccl_param_int(enum jaccl_param_id id);
 const char *jaccl_param_str(enum jaccl_param_id id); /* never NULL */
 const struct jaccl_param_desc *jaccl_param_desc(enum jaccl_param_id id);
+/* 1 if the value came from the environment, 0 if it is the default (unset, empty or invalid). */
+int jaccl_param_is_set(enum jaccl_param_id id);
 /* Forget cached values so the next read sees the environment again (tests only). */
 void jaccl_param_reset(void);
 

@@ -1,0 +1,29 @@
+/* The NCCL net / CollNet plugin ABI (NCCL 2.28, x86-64), tables v8..v11. The one header the
+ * plugin includes; written from /work/shared/docs/nccl-abi.md with NCCL's names, no CUDA.
+ * Layouts are pinned by tests/unit/test_abi_layout.c.
+ *
+ * Where two versions share a layout, the newer type is an alias of the older one (props v9 =
+ * v10, SGE v9 = v10 = v11, device handle v8..v11, vProps v9..v11, config v10 = v11), so a
+ * function written for one fits every table that uses that layout. */
+#ifndef JACCL_NCCL_ABI_NET_H
+#define JACCL_NCCL_ABI_NET_H
+
+#include "nccl_abi/nccl_types.h"
+#include "nccl_abi/net_common.h"
+#include "nccl_abi/net_device.h"
+#include "nccl_abi/net_v8.h"
+#include "nccl_abi/net_v9.h"
+#include "nccl_abi/net_v10.h"
+#include "nccl_abi/net_v11.h"
+
+/* Unversioned names = the newest version, as in NCCL's own headers. */
+typedef ncclNetProperties_v11_t ncclNetProperties_t;
+typedef ncclNetVDeviceProps_v11_t ncclNetVDeviceProps_t;
+typedef ncclNetSGE_v11_t ncclNetSGE_t;
+typedef ncclNetCommConfig_v11_t ncclNetCommConfig_t;
+typedef ncclNetCommAttr_v11_t ncclNetCommAttr_t;
+typedef ncclNetAttr_v11_t ncclNetAttr_t;
+typedef ncclNet_v11_t ncclNet_t;
+typedef ncclCollNet_v11_t ncclCollNet_t;
+
+#endif

@@ -1,0 +1,63 @@
+/* Adapters from the older table shapes (v8..v10) onto the internal API in abi/api.h, in the
+ * aws-ofi-nccl manner: each shim is named after the oldest version whose slot signature it
+ * fits, and tables.c points every newer table with the same signature at it too. The v11
+ * tables need no shims at all (a few v9/v10 slots don't either: their types alias v11's). */
+#ifndef JACCL_ABI_SHIMS_H
+#define JACCL_ABI_SHIMS_H
+
+#include "nccl_abi/net.h"
+
+/* ---- ncclNet ---- */
+/* NCCL before 2.28 calls init once per process and never calls finalize: these take one
+ * process-wide ctx on the first successful call and keep it; later calls are no-ops. */
+ncclResult_t jaccl_v10_init(ncclDebugLogger_t logFunction, ncclProfilerCallback_t profFunction);
+ncclResult_t jaccl_v8_init(ncclDebugLogger_t logFunction);
+ncclResult_t jaccl_v9_get_properties(int dev, ncclNetProperties_v9_t *props);
+ncclResult_t jaccl_v8_get_properties(int dev, ncclNetProperties_v8_t *props);
+/* ctx-less listen/connect: use the process-wide ctx (ncclInvalidUsage before init). */
+ncclResult_t jaccl_v8_listen(int dev, void *handle, void **listenComm);
+ncclResult_t jaccl_v10_connect(int dev, ncclNetCommConfig_v10_t *config, void *handle,
+                               void **sendComm, ncclNetDeviceHandle_v10_t **sendDevComm);
+ncclResult_t jaccl_v8_connect(int dev, void *handle, void **sendComm,
+                              ncclNetDeviceHandle_v8_t **sendDevComm);
+/* No profiler handles before v10; int sizes before v9. */
+ncclResult_t jaccl_v9_isend(void *sendComm, void *data, size_t size, int tag, void *mhandle,
+                            void **request);
+ncclResult_t jaccl_v9_irecv(void *recvComm, int n, void **data, size_t *sizes, int *tags,
+                            void **mhandles, void **request);
+ncclResult_t jaccl_v8_isend(void *sendComm, void *data, int size, int tag, void *mhandle,
+                            void **request);
+/* n may be at most JACCL_V8_MAX_RECVS (sizes are widened into an array on the stack). */
+#define JACCL_V8_MAX_RECVS 64
+ncclResult_t jaccl_v8_irecv(void *recvComm, int n, void **data, int *sizes, int *tags,
+                            void **mhandles, void **request);
+
+/* ---- ncclCollNet ---- */
+/* Same once-per-process ctx rule as the net init, with a ctx of its own. */
+ncclResult_t jaccl_coll_v8_init(ncclDebugLogger_t logFunction);
+ncclResult_t jaccl_coll_v8_listen(int dev, void *handle, void **listenComm);
+ncclResult_t jaccl_coll_v8_iallreduce(void *collComm, void *sendData, void *recvData, int count,
+                                      ncclDataType_t dataType, ncclRedOp_t redOp, void *sendMhandle,
+                                      void *recvMhandle, void **request);
+/* v8 SGEs carry a 32-bit size; only nParts == 1 is accepted (NCCL never passes more). */
+ncclResult_t jaccl_coll_v8_iallgather(void *collComm, void *sendData, int nRecvParts,
+                                      ncclNetSGE_v8_t *recvParts, size_t bytesPerRank,
+                                      size_t windowOffset, size_t windowBytes, void *sendMhandle,
+                                      void **request);
+ncclResult_t jaccl_coll_v8_ireducescatter(void *collComm, int nSendParts,
+                                          ncclNetSGE_v8_t *sendParts, void *recvData,
+                                          size_t bytesPerRank, size_t windowOffset,
+                                          size_t windowBytes, ncclDataType_t dataType,
+                                          ncclRedOp_t redOp, void *recvMhandle, void **request);
+
+/* ---- the exported tables (tables.c), for tests that drive the plugin as NCCL does ---- */
+extern const ncclNet_v8_t ncclNetPlugin_v8;
+extern const ncclNet_v9_t ncclNetPlugin_v9;
+extern const ncclNet_v10_t ncclNetPlugin_v10;
+extern const ncclNet_v11_t ncclNetPlugin_v11;
+extern const ncclCollNet_v8_t ncclCollNetPlugin_v8;
+extern const ncclCollNet_v9_t ncclCollNetPlugin_v9;
+extern const ncclCollNet_v10_t ncclCollNetPlugin_v10;
+extern const ncclCollNet_v11_t ncclCollNetPlugin_v11;
+
+#endif

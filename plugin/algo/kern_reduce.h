@@ -1,0 +1,240 @@
+/* Element-wise reduction kernels: dst[i] = a[i] OP b[i] on host buffers.
+ *
+ * The CollNet algorithms are written once and stay type-agnostic: they fetch one
+ * jaccl_reduce_fn per (dtype, op) and call it on every received chunk.
+ *
+ * Semantics follow NCCL's device code, so a reduction done here gives the same bits
+ * as the GPU would (NaN payloads of float/double aside):
+ *  - integers wrap around (two's complement) for sum and prod;
+ *  - float/double use plain IEEE sum/prod with round-to-nearest-even;
+ *  - max/min for every floating type: a NaN operand loses to a number (like fmaxf),
+ *    two NaNs give NaN, and +0 > -0 (like CUDA's __hmax), so max/min commute bitwise;
+ *  - fp16, bf16, fp8 widen to float, compute, and round back to nearest-even once.
+ *    That equals NCCL's native half/bf16 arithmetic and its fp8-via-half arithmetic,
+ *    because float has >= 2p+2 bits for each of them (double rounding is innocuous);
+ *  - fp16/bf16 overflow to inf; fp8 saturates like CUDA's __NV_SATFINITE, which
+ *    NCCL's fp8 constructors use: anything beyond the largest finite value, inf
+ *    included, becomes +-max (e4m3 448, e5m2 57344);
+ *  - NaN results of fp16/bf16/fp8 are the GPU's canonical NaN: 0x7fff / 0x7f.
+ * Buffers must be aligned to their element size. The kernels assume the default
+ * floating-point environment (round to nearest, no flush-to-zero).
+ */
+#ifndef JACCL_ALGO_KERN_REDUCE_H
+#define JACCL_ALGO_KERN_REDUCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Same values as ncclDataType_t, so the caller casts instead of mapping. */
+enum jaccl_dtype {
+    JD_I8,
+    JD_U8,
+    JD_I32,
+    JD_U32,
+    JD_I64,
+    JD_U64,
+    JD_F16,
+    JD_F32,
+    JD_F64,
+    JD_BF16,
+    JD_F8E4M3,
+    JD_F8E5M2,
+    JD_NUM
+};
+
+/* Same values as ncclRedOp_t (Avg never reaches the network). */
+enum jaccl_redop { JR_SUM, JR_PROD, JR_MAX, JR_MIN, JR_NUM };
+
+/* dst[i] = a[i] OP b[i] for i < count. dst may be a or b exactly (or both), never a
+ * partial overlap. Deterministic: the same inputs always give the same bits. */
+typedef void (*jaccl_reduce_fn)(void *dst, const void *a, const void *b, size_t count);
+
+size_t jaccl_dtype_size(enum jaccl_dtype t); /* 0 if invalid */
+const char *jaccl_dtype_name(enum jaccl_dtype t);
+const char *jaccl_redop_name(enum jaccl_redop op);
+
+/* NULL for an invalid pair. Picks the AVX2 build on x86-64 CPUs that have it. */
+jaccl_reduce_fn jaccl_reduce_fn_get(enum jaccl_dtype t, enum jaccl_redop op);
+
+/* Test hook: nonzero makes later jaccl_reduce_fn_get calls return the portable build. */
+void jaccl_kern_force_scalar(int on);
+
+#ifdef JACCL_KERN_INTERNAL
+/* ---- Internal: shared by the kern_*.c files and their unit tests. ---- */
+
+/* Which build of the kernels a family getter returns. */
+enum jaccl_kern_isa { JK_ISA_BASE, JK_ISA_AVX2, JK_ISA_NUM };
+
+jaccl_reduce_fn jaccl_kern_int_get(enum jaccl_dtype t, enum jaccl_redop op, enum jaccl_kern_isa isa);
+jaccl_reduce_fn jaccl_kern_ieee_get(enum jaccl_dtype t, enum jaccl_redop op,
+                                    enum jaccl_kern_isa isa);
+jaccl_reduce_fn jaccl_kern_narrow_get(enum jaccl_dtype t, enum jaccl_redop op,
+                                      enum jaccl_kern_isa isa);
+
+#if defined(__x86_64__)
+#define JK_AVX2_ATTR __attribute__((target("avx2")))
+#endif
+#define JK_INLINE static inline __attribute__((always_inline))
+
+/* One kernel per aliasing shape so every inner loop can use restrict and
+ * vectorise without run-time overlap checks. Operand order is kept in all
+ * shapes: with two NaN inputs x86 returns the first one's payload. */
+#define JK_DEFINE(NAME, ATTR, T, OPFN)                                                             \
+    ATTR static void NAME##_oop(T *restrict d, const T *restrict a, const T *restrict b,         \
+                                size_t n)                                                          \
+    {                                                                                              \
+        for (size_t i = 0; i < n; i++)                                                             \
+            d[i] = OPFN(a[i], b[i]);                                                               \
+    }                                                                                              \
+    ATTR static void NAME##_acc(T *restrict d, const T *restrict b, size_t n)                    \
+    {                                                                                              \
+        for (size_t i = 0; i < n; i++)                                                             \
+            d[i] = OPFN(d[i], b[i]);                                                               \
+    }                                                                                              \
+    ATTR static void NAME##_racc(T *restrict d, const T *restrict a, size_t n)                   \
+    {                                                                                              \
+        for (size_t i = 0; i < n; i++)                                                             \
+            d[i] = OPFN(a[i], d[i]);                                                               \
+    }                                                                                              \
+    ATTR static void NAME##_self(T *d, size_t n)                                                 \
+    {                                                                                              \
+        for (size_t i = 0; i < n; i++)                                                             \
+            d[i] = OPFN(d[i], d[i]);                                                               \
+    }                                                                                              \
+    static void NAME(void *d, const void *a, const void *b, size_t n)                             \
+    {                                                                                              \
+        if (d != a && d != b)                                                                      \
+            NAME##_oop(d, a, b, n);                                                                \
+        else if (d != b)                                                                           \
+            NAME##_acc(d, b, n);                                                                   \
+        else if (d != a)                                                                           \
+            NAME##_racc(d, a, n);                                                                  \
+        else                                                                                       \
+            NAME##_self(d, n);                                                                     \
+    }
+
+JK_INLINE uint32_t jk_f2u(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+JK_INLINE float jk_u2f(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* max/min as documented above; written as selects so they vectorise. */
+JK_INLINE float jk_maxf(float x, float y)
+{
+    float r = (x > y || y != y) ? x : y;
+    return x == y ? jk_u2f(jk_f2u(x) & jk_f2u(y)) : r; /* +0 beats -0 */
+}
+
+JK_INLINE float jk_minf(float x, float y)
+{
+    float r = (x < y || y != y) ? x : y;
+    return x == y ? jk_u2f(jk_f2u(x) | jk_f2u(y)) : r; /* -0 beats +0 */
+}
+
+/* fp16 -> float, exact. Normals and subnormals are rebuilt with an exponent
+ * offset and one float subtraction that renormalises (no float denormals, so
+ * DAZ cannot interfere). NaN keeps its payload; it is canonicalised on the way back. */
+JK_INLINE float jk_f16_to_f32(uint16_t h)
+{
+    uint32_t mag = (uint32_t)(h & 0x7fffu) << 13;
+    uint32_t exp = mag & 0x0f800000u;
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t norm = mag + 0x38000000u;                         /* rebias 15 -> 127 */
+    uint32_t special = mag + 0x70000000u;                      /* inf/NaN: exponent 255 */
+    uint32_t sub = jk_f2u(jk_u2f(mag + 0x38800000u) - 0x1p-14f); /* m * 2^-24 */
+    uint32_t r = exp == 0x0f800000u ? special : exp == 0 ? sub : norm;
+    return jk_u2f(r | sign);
+}
+
+/* float -> fp16, round to nearest even, overflow to inf, NaN -> 0x7fff. */
+JK_INLINE uint16_t jk_f32_to_f16(float f)
+{
+    uint32_t u = jk_f2u(f);
+    uint32_t sign = (u >> 16) & 0x8000u;
+    uint32_t a = u & 0x7fffffffu;
+    /* Below 2^-14 the result is subnormal: adding 0.5 (ulp 2^-24) makes the float
+     * adder round the value to a multiple of 2^-24 in the low mantissa bits. */
+    uint32_t sub = jk_f2u(jk_u2f(a) + 0.5f) - 0x3f000000u;
+    /* Normal: rebias and add half an ulp (minus one unless the kept lsb is odd). */
+    uint32_t norm = (a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13;
+    uint32_t r = a < 0x38800000u ? sub : norm;
+    r = a >= 0x47800000u ? 0x7c00u : r; /* >= 2^16: inf (65520..65536 carry into it) */
+    r |= sign;
+    return (uint16_t)(a > 0x7f800000u ? 0x7fffu : r);
+}
+
+/* bf16 is the top half of a float. */
+JK_INLINE float jk_bf16_to_f32(uint16_t h)
+{
+    return jk_u2f((uint32_t)h << 16);
+}
+
+/* float -> bf16, round to nearest even (overflow carries into inf), NaN -> 0x7fff. */
+JK_INLINE uint16_t jk_f32_to_bf16(float f)
+{
+    uint32_t u = jk_f2u(f);
+    uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? 0x7fffu : r);
+}
+
+/* fp8 e4m3 ("fn": bias 7, no inf, NaN = S.1111.111) -> float, exact. */
+JK_INLINE float jk_e4m3_to_f32(uint8_t x)
+{
+    uint32_t em = x & 0x7fu;
+    uint32_t sign = (uint32_t)(x & 0x80u) << 24;
+    uint32_t norm = (em << 20) + 0x3c000000u; /* rebias 7 -> 127 */
+    uint32_t sub = jk_f2u((float)(int32_t)em * 0x1p-9f);
+    uint32_t r = em < 8u ? sub : norm;
+    return jk_u2f(em == 0x7fu ? 0x7fc00000u : r | sign);
+}
+
+/* fp8 e5m2 (IEEE-like, bias 15) is the top byte of an fp16. */
+JK_INLINE float jk_e5m2_to_f32(uint8_t x)
+{
+    return jk_f16_to_f32((uint16_t)(x << 8));
+}
+
+/* float -> fp8 with RNE and CUDA's SATFINITE: |x| past the rounding range of the
+ * largest finite value (inf included) gives +-max, NaN gives 0x7f. `mbits` is the
+ * number of stored mantissa bits, `bias` the exponent bias, `sat` the float bits of
+ * the first magnitude that saturates, `maxv` the max finite code. */
+JK_INLINE uint8_t jk_f32_to_fp8(float f, unsigned mbits, unsigned bias, uint32_t sat, uint32_t maxv)
+{
+    uint32_t u = jk_f2u(f);
+    uint32_t sign = (u >> 24) & 0x80u;
+    uint32_t a = u & 0x7fffffffu;
+    unsigned drop = 23u - mbits;
+    uint32_t minnorm = (128u - bias) << 23;           /* 2^(1-bias) */
+    uint32_t magic = (127u + 1u - bias - mbits + 23u) << 23; /* ulp = smallest subnormal */
+    uint32_t sub = jk_f2u(jk_u2f(a) + jk_u2f(magic)) - magic;
+    uint32_t norm = (a - ((127u - bias) << 23) + ((1u << (drop - 1)) - 1u) + ((a >> drop) & 1u)) >>
+                    drop;
+    uint32_t r = a < minnorm ? sub : norm;
+    r = a >= sat ? maxv : r;
+    return (uint8_t)(a > 0x7f800000u ? 0x7fu : (r | sign));
+}
+
+/* e4m3: 464 = 448 + half an ulp is a tie that rounds to even (448); above saturates. */
+JK_INLINE uint8_t jk_f32_to_e4m3(float f)
+{
+    return jk_f32_to_fp8(f, 3, 7, 0x43e80001u, 0x7eu);
+}
+
+/* e5m2: 61440 = 57344 + half an ulp would round up to inf, so it already saturates. */
+JK_INLINE uint8_t jk_f32_to_e5m2(float f)
+{
+    return jk_f32_to_fp8(f, 2, 15, 0x47700000u, 0x7bu);
+}
+
+#endif /* JACCL_KERN_INTERNAL */
+#endif /* JACCL_ALGO_KERN_REDUCE_H */

@@ -1,0 +1,55 @@
+/* Connection set-up between two processes, shared by p2p comms and CollNet comms.
+ *
+ * A connection = side-channel sockets (as many as the fabric asks for) opened by the connector
+ * to the listener's address. Every socket starts with a hello carrying the listen secret, a
+ * random connection id, its index and a caller tag; the listener groups sockets by connection
+ * id, answers on socket 0 with an ack and its fabric blob, and both ends hand the sockets to
+ * the fabric. All steps are non-blocking so NCCL's connect/accept retry protocol works; a
+ * blocking caller (CollNet) simply loops with a deadline.
+ *
+ * Before a side hands its sockets to the fabric, `post_initial` runs: the caller posts the
+ * receives its peer may target first. The peer cannot send before that, because it only
+ * connects after the ack (listener side) or after its own post_initial (connector side). */
+#ifndef JACCL_CORE_CONN_H
+#define JACCL_CORE_CONN_H
+
+#include <stdint.h>
+
+#include "core/handle.h"
+#include "fabric/fabric.h"
+
+struct jaccl_conn_setup {
+    const struct fab_ops *ops;
+    struct fab_domain *dom;
+    struct fab_cq *cq;
+    struct fab_ep_attr attr; /* nlanes comes from the handle for connectors */
+    int (*post_initial)(struct fab_ep *ep, void *arg);
+    void *arg;
+};
+
+/* ---- listener ---- */
+struct jaccl_listener;
+
+/* Binds an ephemeral port on the device's address and fills `h` (kind, secret, addr, nlanes,
+ * fabric, dev). Returns 0 or -errno. */
+int jaccl_listener_open(int dev, const union jaccl_sockaddr *bind_addr, struct jaccl_handle *h,
+                        struct jaccl_listener **out);
+void jaccl_listener_close(struct jaccl_listener *l);
+
+/* Progress incoming connections. Returns 1 and fills *ep / *tag when one completed, 0 if none
+ * is ready yet, -errno on a listener failure (a stranger or a broken connection attempt only
+ * logs and is dropped: it never fails the listener). */
+int jaccl_listener_accept(struct jaccl_listener *l, const struct jaccl_conn_setup *setup,
+                          struct fab_ep **ep, uint32_t *tag, char *peer, size_t peerlen);
+
+/* ---- connector ---- */
+struct jaccl_connector;
+
+int jaccl_connector_start(const struct jaccl_handle *h, uint32_t tag,
+                          const struct jaccl_conn_setup *setup, struct jaccl_connector **out);
+/* 1 done (*ep set, connector freed), 0 in progress, -errno failed (connector freed). */
+int jaccl_connector_step(struct jaccl_connector *c, struct fab_ep **ep);
+void jaccl_connector_abort(struct jaccl_connector *c);
+const char *jaccl_connector_peer(const struct jaccl_connector *c);
+
+#endif

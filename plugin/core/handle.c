@@ -1,0 +1,72 @@
+/* Handle encoding: fixed layout, checksum, validation. */
+#include "core/handle.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+/* FNV-1a: not cryptographic, it only has to make random garbage fail. */
+static uint32_t fnv1a(const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 16777619u;
+    return h;
+}
+
+void jaccl_handle_encode(struct jaccl_handle *h, void *out128)
+{
+    h->magic = JACCL_HANDLE_MAGIC;
+    h->version = JACCL_HANDLE_VERSION;
+    h->cksum = fnv1a(h, offsetof(struct jaccl_handle, cksum));
+    memset(out128, 0, 128);
+    memcpy(out128, h, sizeof(*h));
+}
+
+int jaccl_handle_decode(const void *in128, int kind, struct jaccl_handle *h, const char **reason)
+{
+    if (in128 == NULL) {
+        *reason = "NULL handle";
+        return -1;
+    }
+    memcpy(h, in128, sizeof(*h));
+    if (h->magic != JACCL_HANDLE_MAGIC) {
+        *reason = "not a jaccl handle (bad magic)";
+        return -1;
+    }
+    if (h->version != JACCL_HANDLE_VERSION) {
+        *reason = "handle from another jaccl version";
+        return -1;
+    }
+    if (h->cksum != fnv1a(h, offsetof(struct jaccl_handle, cksum))) {
+        *reason = "handle checksum mismatch (corrupted)";
+        return -1;
+    }
+    if (h->kind != kind) {
+        *reason = kind == JH_P2P ? "a CollNet handle passed to the net API"
+                                 : "a net handle passed to the CollNet API";
+        return -1;
+    }
+    int fam = h->addr.sa.sa_family;
+    if ((fam != AF_INET && fam != AF_INET6) || h->nlanes == 0 || h->nlanes > 64) {
+        *reason = "handle carries an invalid address or lane count";
+        return -1;
+    }
+    return 0;
+}
+
+uint64_t jaccl_random64(void)
+{
+    uint64_t v = 0;
+    if (getrandom(&v, sizeof(v), 0) == (ssize_t)sizeof(v))
+        return v;
+    /* getrandom can only fail on ancient kernels; mix time and pid as a last resort. */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ((uint64_t)ts.tv_nsec << 32) ^ (uint64_t)ts.tv_sec ^ ((uint64_t)getpid() << 16);
+}

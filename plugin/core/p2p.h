@@ -1,0 +1,99 @@
+/* Point-to-point comms and their receiver-driven protocol.
+ *
+ * The receiver posts a receive, then tells the sender where it may write: a clear-to-send
+ * (CTS) control message with buffer address, rkey, capacity, tag, and which lanes to use. The
+ * sender matches CTSs in order with its isends and WRITE_IMMs the data, striped over those
+ * lanes; every chunk's immediate names the request slot, so the receiver knows which request
+ * each landed chunk belongs to and checks it against the receive it consumed. The same
+ * protocol runs on TCP and on verbs UC: nothing is ever sent that the peer did not ask for. */
+#ifndef JACCL_CORE_P2P_H
+#define JACCL_CORE_P2P_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "core/comm.h"
+#include "core/conn.h"
+
+#define P2P_NSLOTS    64 /* requests in flight per comm (NCCL needs NCCL_NET_MAX_REQUESTS) */
+#define P2P_CTRL_BUFS (2 * P2P_NSLOTS)
+#define P2P_CTS_MAGIC 0x4a435453u /* "JCTS" */
+#define P2P_ALIGN     128 /* stripe boundaries keep NCCL's LL128 lines whole */
+
+/* imm layout: slot in the top byte, flags below. */
+#define P2P_IMM_SLOT(imm)  ((imm) >> 24)
+#define P2P_IMM_TRUNC      0x1u
+#define P2P_IMM(slot, fl)  (((uint32_t)(slot) << 24) | (fl))
+
+/* wr_id layout: type | seq | index */
+enum p2p_wr { WR_CTRL_RECV = 1, WR_CTRL_SEND, WR_DATA_RECV, WR_DATA_WRITE };
+#define P2P_WR(type, seq, idx) (((uint64_t)(type) << 56) | ((uint64_t)(seq) << 24) | (idx))
+#define P2P_WR_TYPE(w)         ((unsigned)((w) >> 56))
+#define P2P_WR_SEQ(w)          ((uint32_t)((w) >> 24))
+#define P2P_WR_IDX(w)          ((unsigned)((w)&0xffffff))
+
+struct p2p_cts {
+    uint32_t magic;
+    uint32_t seq;
+    uint64_t addr;
+    uint64_t rkey;
+    uint64_t cap;
+    int32_t tag;
+    uint16_t nlanes;
+    uint16_t lane0;
+};
+
+struct p2p_comm;
+
+#define P2P_REQ_MAGIC 0x4a524551u
+struct p2p_req {
+    uint32_t magic;
+    struct p2p_comm *comm;
+    int used;
+    int is_send;
+    uint32_t seq;
+    int nlanes, lane0;
+    int chunks_done;
+    uint32_t lanes_seen; /* bit per lane, receiver side */
+    size_t size;         /* bytes moved (receiver: sum of landed chunks) */
+    size_t cap;
+    int trunc;
+    uint64_t t_start, t_warn;
+};
+
+struct p2p_comm {
+    struct jaccl_comm_hdr hdr;
+    pthread_mutex_t lock;
+    struct fab_cq *cq;
+    struct fab_ep *ep;
+    int nlanes;
+    size_t min_chunk;
+    char peer[64];
+    ncclResult_t error; /* sticky: once broken, every call fails */
+    struct p2p_cts *ctrl; /* send comm: CTS landing buffers; recv comm: outgoing CTSs */
+    struct fab_mr *ctrl_mr;
+    struct p2p_cts cts_q[P2P_CTRL_BUFS]; /* send comm: received, not yet matched */
+    unsigned cts_head, cts_tail;
+    uint32_t next_seq; /* recv: next irecv; send: next CTS expected */
+    struct p2p_req reqs[P2P_NSLOTS];
+};
+
+struct p2p_listen {
+    struct jaccl_comm_hdr hdr;
+    struct jaccl_listener *listener;
+    struct p2p_comm *pending; /* recv comm being accepted */
+    int nlanes;
+};
+
+/* p2p_comm.c */
+struct p2p_comm *p2p_comm_new(int dev, uint32_t kind, int nlanes);
+void p2p_comm_free(struct p2p_comm *c);
+int p2p_post_ctrl_recvs(struct fab_ep *ep, void *comm);
+struct jaccl_conn_setup p2p_setup(struct p2p_comm *c);
+
+/* p2p_proto.c: all under c->lock */
+void p2p_progress(struct p2p_comm *c);
+ncclResult_t p2p_fail(struct p2p_comm *c, ncclResult_t rc, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+#endif

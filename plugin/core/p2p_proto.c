@@ -1,0 +1,304 @@
+/* The p2p data path: irecv posts receives and a CTS, isend matches CTSs in order and writes,
+ * test drives completions. Every function takes the comm lock; nothing blocks. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "abi/api.h"
+#include "core/p2p.h"
+#include "core/state.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+ncclResult_t p2p_fail(struct p2p_comm *c, ncclResult_t rc, const char *fmt, ...)
+{
+    if (c->error != ncclSuccess)
+        return c->error; /* only the first failure is worth a WARN */
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    JWARN("%s %s on device %d: %s", c->hdr.kind == JC_SEND ? "connection to" : "connection from",
+          c->peer, c->hdr.dev, msg);
+    c->error = rc;
+    return rc;
+}
+
+static ncclResult_t status_to_result(enum fab_wc_status s)
+{
+    switch (s) {
+    case FAB_WC_PEER_LOST:
+    case FAB_WC_REMOTE_ACCESS:
+    case FAB_WC_NO_RECV:
+    case FAB_WC_LEN_ERR:
+        return ncclRemoteError;
+    default:
+        return ncclSystemError;
+    }
+}
+
+/* Send side: a CTS landed in one of our control buffers. */
+static void on_cts(struct p2p_comm *c, const struct fab_wc *wc)
+{
+    unsigned idx = P2P_WR_IDX(wc->wr_id);
+    struct p2p_cts cts = c->ctrl[idx];
+    if (wc->len != sizeof(cts) || cts.magic != P2P_CTS_MAGIC || cts.seq != c->next_seq ||
+        cts.nlanes == 0 || cts.nlanes > c->nlanes || cts.lane0 >= c->nlanes ||
+        c->cts_tail - c->cts_head >= P2P_CTRL_BUFS) {
+        p2p_fail(c, ncclRemoteError, "malformed or out-of-order clear-to-send (seq %u)",
+                 c->next_seq);
+        return;
+    }
+    c->next_seq++;
+    c->cts_q[c->cts_tail++ % P2P_CTRL_BUFS] = cts;
+    int rc = jaccl_fabric()->post_recv(c->ep, 0, &c->ctrl[idx], sizeof(cts), c->ctrl_mr,
+                                       wc->wr_id);
+    if (rc != 0)
+        p2p_fail(c, ncclSystemError, "reposting a control receive failed (%d)", rc);
+}
+
+/* Receive side: one stripe of a message landed. */
+static void on_chunk(struct p2p_comm *c, const struct fab_wc *wc)
+{
+    unsigned slot = P2P_IMM_SLOT(wc->imm);
+    struct p2p_req *r = slot < P2P_NSLOTS ? &c->reqs[slot] : NULL;
+    uint32_t lane_bit = 1u << wc->lane;
+    /* The receive we consumed names the request we posted it for; the immediate names the one
+     * the sender wrote. They must agree, or a message went missing or astray. */
+    if (!r || !r->used || r->is_send || P2P_WR_SEQ(wc->wr_id) != r->seq ||
+        (r->lanes_seen & lane_bit) || r->size + wc->len > r->cap) {
+        p2p_fail(c, ncclRemoteError, "unexpected data (slot %u, seq %u, %u bytes, lane %d)",
+                 slot, P2P_WR_SEQ(wc->wr_id), wc->len, wc->lane);
+        return;
+    }
+    r->lanes_seen |= lane_bit;
+    r->size += wc->len;
+    r->chunks_done++;
+    if (wc->imm & P2P_IMM_TRUNC)
+        r->trunc = 1;
+}
+
+static void on_wc(struct p2p_comm *c, const struct fab_wc *wc)
+{
+    if (wc->status != FAB_WC_OK) {
+        const char *why = NULL;
+        if (jaccl_fabric()->ep_error(c->ep, &why) == 0 || !why)
+            why = fab_wc_status_str(wc->status);
+        p2p_fail(c, status_to_result(wc->status), "%s", why);
+        return;
+    }
+    switch (P2P_WR_TYPE(wc->wr_id)) {
+    case WR_CTRL_RECV:
+        on_cts(c, wc);
+        break;
+    case WR_DATA_RECV:
+        on_chunk(c, wc);
+        break;
+    case WR_DATA_WRITE:
+        c->reqs[P2P_WR_IDX(wc->wr_id) % P2P_NSLOTS].chunks_done++;
+        break;
+    case WR_CTRL_SEND:
+        break;
+    default:
+        p2p_fail(c, ncclInternalError, "completion with unknown id %#llx",
+                 (unsigned long long)wc->wr_id);
+    }
+}
+
+void p2p_progress(struct p2p_comm *c)
+{
+    struct fab_wc wc[16];
+    int n;
+    while (c->error == ncclSuccess && (n = jaccl_fabric()->cq_poll(c->cq, wc, 16)) > 0)
+        for (int i = 0; i < n; i++)
+            on_wc(c, &wc[i]);
+}
+
+/* ---- receive ---- */
+
+static int lanes_for(const struct p2p_comm *c, size_t cap)
+{
+    size_t n = cap / c->min_chunk;
+    return n < 1 ? 1 : n > (size_t)c->nlanes ? c->nlanes : (int)n;
+}
+
+static ncclResult_t post_irecv(struct p2p_comm *c, struct p2p_req *r, void *data, size_t cap,
+                               int tag, struct jaccl_mh *mh)
+{
+    const struct fab_ops *ops = jaccl_fabric();
+    r->nlanes = lanes_for(c, cap);
+    r->lane0 = (int)(r->seq % (uint32_t)c->nlanes);
+    for (int i = 0; i < r->nlanes; i++) {
+        int lane = (r->lane0 + i) % c->nlanes;
+        if (ops->post_recv(c->ep, lane, NULL, 0, NULL, P2P_WR(WR_DATA_RECV, r->seq, lane)))
+            return p2p_fail(c, ncclSystemError, "posting a receive failed");
+    }
+    struct fab_remote_buf rb = {0, 0};
+    if (cap > 0)
+        rb = ops->mr_remote(mh->mr, data);
+    struct p2p_cts *cts = &c->ctrl[r->seq % P2P_CTRL_BUFS];
+    *cts = (struct p2p_cts){.magic = P2P_CTS_MAGIC,
+                            .seq = r->seq,
+                            .addr = rb.addr,
+                            .rkey = rb.rkey,
+                            .cap = cap,
+                            .tag = tag,
+                            .nlanes = (uint16_t)r->nlanes,
+                            .lane0 = (uint16_t)r->lane0};
+    if (ops->post_send(c->ep, 0, cts, sizeof(*cts), c->ctrl_mr,
+                       P2P_WR(WR_CTRL_SEND, r->seq, 0)))
+        return p2p_fail(c, ncclSystemError, "sending a clear-to-send failed");
+    return ncclSuccess;
+}
+
+ncclResult_t jaccl_irecv(void *recvComm, int n, void **data, size_t *sizes, int *tags,
+                         void **mhandles, void **phandles, void **request)
+{
+    if (!request)
+        return ncclInvalidArgument;
+    *request = NULL; /* NCCL may have preloaded 0x1 */
+    struct p2p_comm *c = (struct p2p_comm *)jaccl_comm_check(recvComm, JC_RECV, "irecv");
+    if (!c)
+        return ncclInvalidArgument;
+    if (n != 1 || !data || !sizes || !tags || !mhandles) {
+        JWARN("irecv: %d buffers requested; jaccl reports maxRecvs = 1", n);
+        return ncclInvalidArgument;
+    }
+    if (!jaccl_mh_covers(mhandles[0], data[0], sizes[0], "irecv"))
+        return ncclInvalidArgument;
+    pthread_mutex_lock(&c->lock);
+    ncclResult_t rc = c->error;
+    struct p2p_req *r = &c->reqs[c->next_seq % P2P_NSLOTS];
+    if (rc == ncclSuccess && !r->used) {
+        *r = (struct p2p_req){.magic = P2P_REQ_MAGIC, .comm = c, .used = 1, .seq = c->next_seq,
+                              .cap = sizes[0], .t_start = jaccl_now_ns()};
+        c->next_seq++;
+        rc = post_irecv(c, r, data[0], sizes[0], tags[0], mhandles[0]);
+        if (rc == ncclSuccess)
+            *request = r;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
+/* ---- send ---- */
+
+static ncclResult_t post_isend(struct p2p_comm *c, struct p2p_req *r, const struct p2p_cts *cts,
+                               char *data, struct jaccl_mh *mh)
+{
+    const struct fab_ops *ops = jaccl_fabric();
+    size_t per = (r->size + (size_t)cts->nlanes - 1) / cts->nlanes;
+    per = (per + P2P_ALIGN - 1) / P2P_ALIGN * P2P_ALIGN;
+    uint32_t flags = r->trunc ? P2P_IMM_TRUNC : 0;
+    for (int i = 0; i < cts->nlanes; i++) {
+        size_t off = (size_t)i * per, len = 0;
+        if (!r->trunc && off < r->size)
+            len = r->size - off < per ? r->size - off : per;
+        struct fab_remote_buf dst = {cts->addr + (len ? off : 0), cts->rkey};
+        int lane = (cts->lane0 + i) % c->nlanes;
+        int rc = ops->post_write_imm(c->ep, lane, len ? data + off : NULL, len,
+                                     len ? mh->mr : NULL, dst,
+                                     P2P_IMM(cts->seq % P2P_NSLOTS, flags),
+                                     P2P_WR(WR_DATA_WRITE, cts->seq, cts->seq % P2P_NSLOTS));
+        if (rc != 0)
+            return p2p_fail(c, ncclSystemError, "posting a write failed (%d)", rc);
+    }
+    return ncclSuccess;
+}
+
+static ncclResult_t start_send(struct p2p_comm *c, void *data, size_t size, int tag,
+                               struct jaccl_mh *mh, void **request)
+{
+    if (c->cts_head == c->cts_tail)
+        return ncclSuccess; /* the receiver has not asked yet: NCCL retries */
+    const struct p2p_cts *cts = &c->cts_q[c->cts_head % P2P_CTRL_BUFS];
+    struct p2p_req *r = &c->reqs[cts->seq % P2P_NSLOTS];
+    if (r->used)
+        return ncclSuccess;
+    if (cts->tag != tag)
+        return p2p_fail(c, ncclInvalidUsage, "isend tag %d does not match the receive's tag %d",
+                        tag, cts->tag);
+    *r = (struct p2p_req){.magic = P2P_REQ_MAGIC, .comm = c, .used = 1, .is_send = 1,
+                          .seq = cts->seq, .nlanes = cts->nlanes, .size = size,
+                          .cap = cts->cap, .t_start = jaccl_now_ns()};
+    if (size > cts->cap) {
+        JWARN("isend of %zu bytes to %s: the receiver posted only %llu bytes (message truncated)",
+              size, c->peer, (unsigned long long)cts->cap);
+        r->trunc = 1;
+    }
+    c->cts_head++;
+    ncclResult_t rc = post_isend(c, r, cts, data, mh);
+    if (rc == ncclSuccess)
+        *request = r;
+    return rc;
+}
+
+ncclResult_t jaccl_isend(void *sendComm, void *data, size_t size, int tag, void *mhandle,
+                         void *phandle, void **request)
+{
+    if (!request)
+        return ncclInvalidArgument;
+    *request = NULL;
+    struct p2p_comm *c = (struct p2p_comm *)jaccl_comm_check(sendComm, JC_SEND, "isend");
+    if (!c)
+        return ncclInvalidArgument;
+    if (!jaccl_mh_covers(mhandle, data, size, "isend"))
+        return ncclInvalidArgument;
+    pthread_mutex_lock(&c->lock);
+    p2p_progress(c);
+    ncclResult_t rc = c->error;
+    if (rc == ncclSuccess)
+        rc = start_send(c, data, size, tag, mhandle, request);
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
+/* ---- test ---- */
+
+static int req_done(const struct p2p_req *r)
+{
+    return r->chunks_done >= r->nlanes;
+}
+
+/* Waiting is fine (the peer may be busy), but not silently: say so, less and less often. */
+static void warn_if_stuck(struct p2p_comm *c, struct p2p_req *r)
+{
+    uint64_t now = jaccl_now_ns(), waited = now - r->t_start;
+    uint64_t next = r->t_warn ? r->t_warn * 2 : jaccl_timeout_ns();
+    if (waited < next)
+        return;
+    r->t_warn = waited;
+    JWARN("%s %s: request seq %u still pending after %.1f s (peer alive, waiting for it)",
+          r->is_send ? "send to" : "receive from", c->peer, r->seq, (double)waited / 1e9);
+}
+
+ncclResult_t jaccl_test(void *request, int *done, int *sizes)
+{
+    struct p2p_req *r = request;
+    if (!done || !r || r->magic != P2P_REQ_MAGIC || !r->used) {
+        JWARN("test: %p is not a live jaccl request", request);
+        return ncclInvalidArgument;
+    }
+    struct p2p_comm *c = r->comm;
+    pthread_mutex_lock(&c->lock);
+    *done = 0;
+    p2p_progress(c);
+    ncclResult_t rc = c->error;
+    if (rc == ncclSuccess && req_done(r)) {
+        if (r->trunc && !r->is_send)
+            JWARN("message truncated: %s sent more than the %zu bytes posted (seq %u)",
+                  c->peer, r->cap, r->seq);
+        rc = r->trunc ? ncclInvalidUsage : ncclSuccess;
+        *done = 1;
+        if (sizes)
+            sizes[0] = (int)r->size;
+    }
+    if (rc != ncclSuccess || *done)
+        r->used = 0;
+    else
+        warn_if_stuck(c, r);
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}

@@ -1,0 +1,213 @@
+/* Process-wide state: refcounted init/finalize over one fabric and its devices.
+ *
+ * NCCL 2.28 calls v11 init/finalize once per communicator, from several threads, and dlcloses
+ * the library after the last finalize; so the first init opens the fabric, the last finalize
+ * closes it (the fabric joins its threads there), and everything in between shares it. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "abi/api.h"
+#include "core/state.h"
+#include "core/version.h"
+#include "fabric/tcp/tcp.h"
+#include "util/log.h"
+#include "util/param.h"
+
+#define MAX_DEVS 64
+
+struct jaccl_ctx {
+    uint64_t comm_id;
+    int traffic_class;
+};
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static int g_refs;
+static const struct fab_ops *g_ops;
+static int g_ndevs;
+static struct {
+    struct fab_domain *dom;
+    int refs;
+} g_dom[MAX_DEVS];
+
+const struct fab_ops *jaccl_fabric(void)
+{
+    return g_ops;
+}
+
+uint32_t jaccl_fabric_id(void)
+{
+    return g_ops == &fab_tcp_ops ? 1 : 2;
+}
+
+int jaccl_ndevs(void)
+{
+    return g_ndevs;
+}
+
+int jaccl_initialized(void)
+{
+    pthread_mutex_lock(&g_lock);
+    int r = g_refs > 0;
+    pthread_mutex_unlock(&g_lock);
+    return r;
+}
+
+uint64_t jaccl_timeout_ns(void)
+{
+    return (uint64_t)jaccl_param_int(JP_TIMEOUT) * 1000000000ull;
+}
+
+int jaccl_dev_addr(int dev, union jaccl_sockaddr *out)
+{
+    /* Both back ends bind the side channel to the TCP device's address today; the verbs back
+     * end will provide the address of the netdev behind its port. */
+    return fab_tcp_dev_addr(dev, out);
+}
+
+/* Pick the back end (NCCL_JACCL_FABRIC) and discover its devices. Caller holds g_lock. */
+static ncclResult_t fabric_open(void)
+{
+    const char *want = jaccl_param_str(JP_FABRIC);
+    if (strcmp(want, "verbs") == 0) {
+        JWARN("NCCL_JACCL_FABRIC=verbs, but this build has no verbs back end yet");
+        return ncclInvalidUsage;
+    }
+    g_ops = &fab_tcp_ops;
+    int n = g_ops->init();
+    if (n < 0) {
+        JWARN("fabric %s failed to initialise (%d)", g_ops->name, n);
+        g_ops = NULL;
+        return ncclSystemError;
+    }
+    g_ndevs = n > MAX_DEVS ? MAX_DEVS : n;
+    char list[512] = "";
+    for (int i = 0; i < g_ndevs; i++) {
+        size_t len = strlen(list);
+        snprintf(list + len, sizeof(list) - len, " [%d]%s", i, g_ops->dev_info(i)->name);
+    }
+    JINFO(NCCL_INIT | NCCL_NET, "jaccl %s, fabric %s, %d device(s):%s", JACCL_VERSION_STR,
+          g_ops->name, g_ndevs, list);
+    return ncclSuccess;
+}
+
+ncclResult_t jaccl_init(void **ctx, uint64_t commId, ncclNetCommConfig_v11_t *config,
+                        ncclDebugLogger_t logFunction, ncclProfilerCallback_t profFunction)
+{
+    if (ctx)
+        *ctx = NULL;
+    if (logFunction)
+        jaccl_log_set(logFunction);
+    struct jaccl_ctx *c = calloc(1, sizeof(*c));
+    if (!c)
+        return ncclSystemError;
+    c->comm_id = commId;
+    c->traffic_class = config ? config->trafficClass : NCCL_NET_TRAFFIC_CLASS_UNDEF;
+    ncclResult_t rc = ncclSuccess;
+    pthread_mutex_lock(&g_lock);
+    if (g_refs == 0)
+        rc = fabric_open();
+    if (rc == ncclSuccess)
+        g_refs++;
+    pthread_mutex_unlock(&g_lock);
+    if (rc != ncclSuccess) {
+        free(c);
+        return rc;
+    }
+    if (ctx)
+        *ctx = c;
+    else
+        free(c);
+    return ncclSuccess;
+}
+
+ncclResult_t jaccl_finalize(void *ctx)
+{
+    if (!ctx)
+        return ncclSuccess; /* NCCL calls finalize even after a failed init */
+    free(ctx);
+    pthread_mutex_lock(&g_lock);
+    if (g_refs > 0 && --g_refs == 0) {
+        for (int i = 0; i < g_ndevs; i++) {
+            if (g_dom[i].refs > 0)
+                JWARN("device %d still has %d open comm(s) at finalize", i, g_dom[i].refs);
+        }
+        g_ops->fini();
+        g_ops = NULL;
+        g_ndevs = 0;
+        jaccl_param_reset();
+    }
+    pthread_mutex_unlock(&g_lock);
+    return ncclSuccess;
+}
+
+ncclResult_t jaccl_devices(int *ndev)
+{
+    if (!ndev)
+        return ncclInvalidArgument;
+    pthread_mutex_lock(&g_lock);
+    *ndev = g_refs > 0 ? g_ndevs : 0;
+    pthread_mutex_unlock(&g_lock);
+    return ncclSuccess;
+}
+
+ncclResult_t jaccl_get_properties(int dev, ncclNetProperties_v11_t *props)
+{
+    if (!props || dev < 0 || dev >= jaccl_ndevs()) {
+        JWARN("getProperties: invalid device %d (have %d)", dev, jaccl_ndevs());
+        return ncclInvalidArgument;
+    }
+    const struct fab_dev_info *d = g_ops->dev_info(dev);
+    memset(props, 0, sizeof(*props));
+    props->name = (char *)d->name;
+    props->pciPath = d->pci_path;
+    props->guid = d->guid;
+    props->ptrSupport = NCCL_PTR_HOST;
+    props->regIsGlobal = 0;
+    props->forceFlush = 0;
+    props->speed = d->speed_mbps;
+    props->port = d->port;
+    props->latency = d->latency_us;
+    props->maxComms = d->max_comms;
+    props->maxRecvs = 1; /* no grouped receives: keeps NCCL from sharing comms */
+    props->netDeviceType = NCCL_NET_DEVICE_HOST;
+    props->netDeviceVersion = NCCL_NET_DEVICE_INVALID_VERSION;
+    props->vProps.ndevs = 1;
+    props->vProps.devs[0] = dev;
+    props->maxP2pBytes = d->max_msg_bytes;
+    props->maxCollBytes = d->max_msg_bytes;
+    props->maxMultiRequestSize = 1;
+    return ncclSuccess;
+}
+
+ncclResult_t jaccl_set_net_attr(void *ctx, ncclNetAttr_v11_t *netAttr)
+{
+    return ncclSuccess; /* hints only; the fabric has no per-flow knobs to turn yet */
+}
+
+struct fab_domain *jaccl_domain_get(int dev)
+{
+    struct fab_domain *d = NULL;
+    pthread_mutex_lock(&g_lock);
+    if (g_refs > 0 && dev >= 0 && dev < g_ndevs) {
+        if (g_dom[dev].refs == 0 && g_ops->domain_open(dev, &g_dom[dev].dom) != 0)
+            g_dom[dev].dom = NULL;
+        if (g_dom[dev].dom) {
+            g_dom[dev].refs++;
+            d = g_dom[dev].dom;
+        }
+    }
+    pthread_mutex_unlock(&g_lock);
+    return d;
+}
+
+void jaccl_domain_put(int dev)
+{
+    pthread_mutex_lock(&g_lock);
+    if (dev >= 0 && dev < MAX_DEVS && g_dom[dev].refs > 0 && --g_dom[dev].refs == 0) {
+        g_ops->domain_close(g_dom[dev].dom);
+        g_dom[dev].dom = NULL;
+    }
+    pthread_mutex_unlock(&g_lock);
+}

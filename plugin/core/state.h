@@ -1,0 +1,29 @@
+/* Process-wide plugin state: the chosen fabric, its devices and their refcounted domains. */
+#ifndef JACCL_CORE_STATE_H
+#define JACCL_CORE_STATE_H
+
+#include <stdint.h>
+
+#include "fabric/fabric.h"
+#include "nccl_abi/net.h"
+#include "util/sock.h"
+
+/* The fabric chosen at the first init; NULL before. */
+const struct fab_ops *jaccl_fabric(void);
+/* 1 = tcp, 2 = verbs: carried in handles so mismatched ends fail clearly. */
+uint32_t jaccl_fabric_id(void);
+int jaccl_ndevs(void);
+/* Address the side channel binds to for this device. */
+int jaccl_dev_addr(int dev, union jaccl_sockaddr *out);
+
+/* Shared per-device domain; every get is paired with a put. */
+struct fab_domain *jaccl_domain_get(int dev);
+void jaccl_domain_put(int dev);
+
+/* Liveness deadline (NCCL_JACCL_TIMEOUT) in ns. */
+uint64_t jaccl_timeout_ns(void);
+
+/* 1 while at least one init reference is held. */
+int jaccl_initialized(void);
+
+#endif

@@ -1,0 +1,4 @@
+#ifndef JACCL_CORE_VERSION_H
+#define JACCL_CORE_VERSION_H
+#define JACCL_VERSION_STR "0.1.0"
+#endif

@@ -1,0 +1,183 @@
+/* Internals of the TCP back end, shared by its files and by nothing else.
+ *
+ * Locking (always taken in this order, never the other way round):
+ *   lane->send_mu  the lane's send queue and every write to its socket (posters write inline)
+ *   lane->recv_mu  the lane's queue of posted RECVs
+ *   ep->mu         the endpoint's error status and reason
+ *   dom->mu        the registration table
+ *   cq->mu         the completion ring
+ * Only the endpoint's I/O thread reads its sockets, so the receive state (struct tcp_rx) needs no
+ * lock at all. */
+#ifndef JACCL_FABRIC_TCP_INT_H
+#define JACCL_FABRIC_TCP_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "fabric/fabric.h"
+#include "fabric/tcp/tcp_wire.h"
+
+#define TCP_MAX_MSG   (1u << 30) /* 1 GiB: fits the wire's 32-bit length with room to spare */
+#define TCP_STAGE     4096       /* receive staging: headers and the head of each payload */
+#define TCP_RX_BUDGET (8u << 20) /* bytes one lane may read before the others get a turn */
+
+/* ---- devices (tcp_dev.c) ---- */
+int fab_tcp_init(void);
+int fab_tcp_ndevs(void);
+const struct fab_dev_info *fab_tcp_dev_info(int dev);
+void fab_tcp_fini(void);
+
+/* ---- domains and registrations (tcp_mr.c) ---- */
+struct fab_mr {
+    struct fab_domain *dom;
+    char *addr;
+    size_t len;
+    uint64_t key;
+    struct fab_mr *next; /* hash chain */
+    int busy;            /* I/O threads landing bytes in it right now (under dom->mu) */
+};
+
+struct fab_domain {
+    int dev;
+    pthread_mutex_t mu;
+    pthread_cond_t idle; /* a deregistration waits here for busy to drop to 0 */
+    struct fab_mr **bucket;
+    size_t nbucket, nmr;
+};
+
+int fab_tcp_domain_open(int dev, struct fab_domain **out);
+void fab_tcp_domain_close(struct fab_domain *dom);
+int fab_tcp_mr_reg(struct fab_domain *dom, void *addr, size_t len, struct fab_mr **out);
+void fab_tcp_mr_dereg(struct fab_mr *mr);
+struct fab_remote_buf fab_tcp_mr_remote(struct fab_mr *mr, void *addr);
+/* Pins the live registration `key` of dom if it covers [addr, addr+len): 0, or -EACCES. The
+ * caller may write there until fab_tcp_mr_unpin(); deregistration waits for that. */
+int fab_tcp_mr_pin(struct fab_domain *dom, uint64_t key, uint64_t addr, size_t len,
+                   struct fab_mr **out);
+void fab_tcp_mr_unpin(struct fab_mr *mr);
+/* 0 if [buf, buf+len) lies in mr and mr belongs to dom (the verbs lkey check), else -EINVAL. */
+int fab_tcp_mr_check_local(struct fab_domain *dom, struct fab_mr *mr, const void *buf,
+                           size_t len);
+
+/* ---- completion queues (tcp_cq.c) ---- */
+struct fab_cq {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct fab_wc *ring;
+    uint32_t cap, head, n;
+    int waiters;
+    int wake_pending; /* a cq_wake came while nobody waited */
+    uint64_t wake_gen;
+};
+
+int fab_tcp_cq_create(struct fab_domain *dom, int depth, struct fab_cq **out);
+void fab_tcp_cq_destroy(struct fab_cq *cq);
+int fab_tcp_cq_poll(struct fab_cq *cq, struct fab_wc *wc, int max);
+int fab_tcp_cq_wait(struct fab_cq *cq, uint64_t deadline_ns);
+void fab_tcp_cq_wake(struct fab_cq *cq);
+void fab_tcp_cq_push(struct fab_cq *cq, const struct fab_wc *wc);
+
+/* ---- endpoints ---- */
+struct tcp_swr { /* a posted SEND / WRITE_IMM, or an internal heartbeat */
+    uint64_t wr_id;
+    const char *buf;
+    uint32_t len;       /* payload bytes */
+    uint16_t op;        /* TCP_OP_* */
+    size_t done;        /* bytes of header + payload already handed to the kernel */
+    struct tcp_hdr hdr; /* wire byte order */
+};
+
+struct tcp_rwr { /* a posted RECV */
+    uint64_t wr_id;
+    char *buf;
+    size_t cap;
+};
+
+struct tcp_rx { /* receive state of one lane: I/O thread only */
+    int ready;  /* EPOLLIN seen and recv() has not said EAGAIN since */
+    int in_msg; /* a header was parsed; its payload is landing */
+    struct tcp_msg msg;
+    uint32_t got;      /* payload bytes landed */
+    int have_wr;       /* wr was popped for this message */
+    struct tcp_rwr wr;
+    uint32_t off, end; /* unparsed bytes in stage */
+    unsigned char stage[TCP_STAGE];
+};
+
+struct tcp_lane {
+    int fd; /* -1 until ep_connect */
+    int idx;
+    pthread_mutex_t send_mu;
+    struct tcp_swr *sq; /* ring of max_send_wr + 1 (one heartbeat) */
+    uint32_t sq_cap, sq_head, sq_n, sq_hb;
+    uint64_t last_tx_ns;
+    pthread_mutex_t recv_mu;
+    struct tcp_rwr *rq; /* ring of max_recv_wr */
+    uint32_t rq_cap, rq_head, rq_n;
+    struct tcp_rx rx;
+};
+
+struct fab_ep {
+    struct fab_domain *dom;
+    struct fab_cq *cq;
+    int nlanes, max_send_wr, max_recv_wr;
+    uint64_t liveness_ns;
+    char peer[128];
+    pthread_mutex_t mu;
+    atomic_int status; /* enum fab_wc_status; 0 while healthy */
+    int cause_owed;    /* the next flushed completion carries status (I/O thread only) */
+    char reason[256];
+    atomic_int stop; /* ep_close asks the I/O thread to leave */
+    int epfd, wakefd;
+    int thread_started;
+    pthread_t thread;
+    uint64_t last_rx_ns; /* I/O thread only */
+    struct tcp_lane lane[];
+};
+
+/* tcp_ep.c */
+int fab_tcp_side_socks(const struct fab_ep_attr *attr);
+int fab_tcp_ep_create(struct fab_domain *dom, struct fab_cq *cq, const struct fab_ep_attr *attr,
+                      struct fab_ep **out);
+int fab_tcp_ep_local_info(struct fab_ep *ep, void *buf, size_t cap);
+int fab_tcp_ep_connect(struct fab_ep *ep, const void *peer_info, size_t len, const int *socks,
+                       int nsocks);
+void fab_tcp_ep_close(struct fab_ep *ep);
+int fab_tcp_ep_error(struct fab_ep *ep, const char **reason);
+
+/* tcp_fail.c: puts the endpoint in error (first cause wins) and wakes its I/O thread, which
+ * flushes the queues; callable from any thread holding any of the ep's locks but ep->mu. */
+void fab_tcp_ep_fail(struct fab_ep *ep, enum fab_wc_status st, int lane, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+/* A socket errno as a status: the peer's fault (PEER_LOST) or ours (LOCAL_ERR). */
+enum fab_wc_status fab_tcp_errno_status(int err);
+/* Completes every outstanding work item: the first with the cause, the rest FLUSHED. Called
+ * by the I/O thread once the endpoint is in error (or by ep_connect if it never started). */
+void fab_tcp_ep_flush(struct fab_ep *ep);
+
+/* tcp_tx.c */
+int fab_tcp_post_send(struct fab_ep *ep, int lane, const void *buf, size_t len,
+                      struct fab_mr *mr, uint64_t wr_id);
+int fab_tcp_post_write_imm(struct fab_ep *ep, int lane, const void *buf, size_t len,
+                           struct fab_mr *mr, struct fab_remote_buf dst, uint32_t imm,
+                           uint64_t wr_id);
+/* Moves queued sends into the socket until it is full or the queue is empty; completes what
+ * went out. Caller holds send_mu. 1 = queue empty, 0 = socket full, < 0 = -errno. */
+int fab_tcp_tx_progress(struct fab_ep *ep, struct tcp_lane *l);
+/* Queues a heartbeat if the lane is idle and has sent nothing since `due_ns` - liveness/4.
+ * Returns the time the next one will be due. Caller holds nothing. */
+uint64_t fab_tcp_tx_heartbeat(struct fab_ep *ep, struct tcp_lane *l, uint64_t now);
+
+/* tcp_rx.c */
+int fab_tcp_post_recv(struct fab_ep *ep, int lane, void *buf, size_t cap, struct fab_mr *mr,
+                      uint64_t wr_id);
+/* Reads and delivers what the lane's socket has, up to TCP_RX_BUDGET bytes. Returns 0, or -1
+ * once the endpoint is in error. Sets l->rx.ready = 0 when the socket ran dry. */
+int fab_tcp_rx_service(struct fab_ep *ep, struct tcp_lane *l);
+
+/* tcp_io.c */
+int fab_tcp_io_start(struct fab_ep *ep);
+void fab_tcp_io_wake(struct fab_ep *ep);
+
+#endif

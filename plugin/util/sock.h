@@ -1,0 +1,56 @@
+/* Small socket helpers shared by the side channel and the TCP fabric. All sockets are
+ * close-on-exec; "nb" functions never block. */
+#ifndef JACCL_UTIL_SOCK_H
+#define JACCL_UTIL_SOCK_H
+
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+union jaccl_sockaddr {
+    struct sockaddr sa;
+    struct sockaddr_in sin;
+    struct sockaddr_in6 sin6;
+};
+
+/* An IP interface, as NCCL's socket transport enumerates them. */
+struct jaccl_ifaddr {
+    char name[64];
+    union jaccl_sockaddr addr; /* port 0 */
+};
+
+/* Interfaces chosen like NCCL's ncclFindInterfaces: `spec` in NCCL_SOCKET_IFNAME syntax;
+ * family = AF_INET, AF_INET6 or 0 (both). Without a spec: everything but lo/docker/virbr
+ * first; if that finds nothing, docker*, then lo. An interface named explicitly in spec is
+ * allowed even if it is lo. One entry per interface name (first address of the family
+ * preference: IPv4 before IPv6). Returns the count written (<= max). */
+int jaccl_find_interfaces(const char *spec, int family, struct jaccl_ifaddr *out, int max);
+
+/* "a.b.c.d:port" / "[v6]:port", into buf; returns buf. */
+const char *jaccl_sockaddr_str(const union jaccl_sockaddr *a, char *buf, size_t len);
+socklen_t jaccl_sockaddr_len(const union jaccl_sockaddr *a);
+
+/* Listening socket bound to addr with port 0 (ephemeral); the bound address (with its port) is
+ * written back to *addr. Non-blocking. Returns fd or -errno. */
+int jaccl_sock_listen(union jaccl_sockaddr *addr);
+/* Non-blocking connect started; returns fd or -errno. Completion: jaccl_sock_connected(). */
+int jaccl_sock_connect_nb(const union jaccl_sockaddr *addr);
+/* 1 connected, 0 still in progress, -errno failed. */
+int jaccl_sock_connected(int fd);
+/* accept4 non-blocking; returns fd, -EAGAIN when nothing pending, or -errno. */
+int jaccl_sock_accept_nb(int lfd);
+/* TCP_NODELAY, keep non-blocking, optional buffer sizes (0 = leave the kernel's autotuning). */
+int jaccl_sock_tune(int fd, int sndbuf, int rcvbuf);
+
+/* Progress a non-blocking transfer of exactly len bytes; *done counts bytes moved so far.
+ * Returns 1 when complete, 0 would block, -errno on error, -EPIPE on orderly close. */
+int jaccl_sock_send_nb(int fd, const void *buf, size_t len, size_t *done);
+int jaccl_sock_recv_nb(int fd, void *buf, size_t len, size_t *done);
+
+/* Blocking with an absolute deadline (jaccl_now_ns scale), using poll(): 0, -ETIMEDOUT,
+ * -EPIPE (peer closed) or -errno. For the few places allowed to block (CollNet connect). */
+int jaccl_sock_send_all(int fd, const void *buf, size_t len, uint64_t deadline_ns);
+int jaccl_sock_recv_all(int fd, void *buf, size_t len, uint64_t deadline_ns);
+
+#endif
