@@ -38,7 +38,7 @@ MP_BIN := $(MP_SRC:tests/mp/%.c=$(BUILD)/tests/mp_%)
 TOOL_SRC := $(wildcard tools/*.c)
 TOOL_BIN := $(TOOL_SRC:tools/%.c=$(BUILD)/%)
 
-.PHONY: all lib tests test test-fast test-asan demo perf format format-check clean
+.PHONY: all lib tests deps test test-fast test-asan demo perf format format-check clean
 all: lib tests $(TOOL_BIN)
 lib: $(LIB) $(BUILD)/libnccl-net.so
 
@@ -48,7 +48,7 @@ $(BUILD)/obj/%.o: %.c
 
 $(LIB): $(PLUGIN_OBJ) plugin/exports.map
 	$(CC) -shared -o $@ $(PLUGIN_OBJ) -Wl,--version-script=plugin/exports.map \
-	      -Wl,-z,defs -Wl,-soname,libnccl-net-jaccl.so $(LDSAN) $(LDLIBS)
+	      -Wl,-z,defs -Wl,-z,nodelete -Wl,-soname,libnccl-net-jaccl.so $(LDSAN) $(LDLIBS)
 
 # NCCL 2.28's unload bug re-resolves the default name; a symlink keeps jaccl loaded.
 $(BUILD)/libnccl-net.so: $(LIB)
@@ -72,8 +72,14 @@ $(BUILD)/%: tools/%.c $(MP_COMMON) $(INTERNAL)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests/mp $< $(MP_COMMON) -o $@ $(INTERNAL) $(LDSAN) $(LDLIBS)
 
+# Debian packages for building, testing and benchmarking (no-op when present).
+deps:
+	tools/install-deps.sh
+
 # The whole suite once normally, then once under ASan + UBSan in its own build folder.
-test: test-fast test-asan
+test: deps
+	$(MAKE) test-fast
+	$(MAKE) test-asan
 
 test-fast: all
 	BUILD=$(BUILD) tests/run_all.sh
@@ -82,10 +88,12 @@ test-asan:
 	$(MAKE) SAN=1 BUILD=build-asan all
 	BUILD=build-asan JACCL_TEST_SAN=1 tests/run_all.sh
 
-demo: all
+demo: deps
+	$(MAKE) all
 	BUILD=$(BUILD) tools/demo.sh
 
-perf: all
+perf: deps
+	$(MAKE) all
 	BUILD=$(BUILD) tools/perf.sh
 
 format:

@@ -128,6 +128,14 @@ JK_INLINE float jk_u2f(uint32_t u)
     return f;
 }
 
+/* c ? x : y without a branch. Plain ?: lets GCC sink the float arithmetic of the
+ * unused arm into a branch, and with -ftrapping-math it then refuses to vectorise. */
+JK_INLINE uint32_t jk_sel(int c, uint32_t x, uint32_t y)
+{
+    uint32_t m = 0u - (uint32_t)(c != 0);
+    return (x & m) | (y & ~m);
+}
+
 /* max/min as documented above; written as selects so they vectorise. */
 JK_INLINE float jk_maxf(float x, float y)
 {
@@ -152,7 +160,7 @@ JK_INLINE float jk_f16_to_f32(uint16_t h)
     uint32_t norm = mag + 0x38000000u;                         /* rebias 15 -> 127 */
     uint32_t special = mag + 0x70000000u;                      /* inf/NaN: exponent 255 */
     uint32_t sub = jk_f2u(jk_u2f(mag + 0x38800000u) - 0x1p-14f); /* m * 2^-24 */
-    uint32_t r = exp == 0x0f800000u ? special : exp == 0 ? sub : norm;
+    uint32_t r = jk_sel(exp == 0x0f800000u, special, jk_sel(exp == 0, sub, norm));
     return jk_u2f(r | sign);
 }
 
@@ -167,10 +175,9 @@ JK_INLINE uint16_t jk_f32_to_f16(float f)
     uint32_t sub = jk_f2u(jk_u2f(a) + 0.5f) - 0x3f000000u;
     /* Normal: rebias and add half an ulp (minus one unless the kept lsb is odd). */
     uint32_t norm = (a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13;
-    uint32_t r = a < 0x38800000u ? sub : norm;
-    r = a >= 0x47800000u ? 0x7c00u : r; /* >= 2^16: inf (65520..65536 carry into it) */
-    r |= sign;
-    return (uint16_t)(a > 0x7f800000u ? 0x7fffu : r);
+    uint32_t r = jk_sel(a < 0x38800000u, sub, norm);
+    r = jk_sel(a >= 0x47800000u, 0x7c00u, r); /* >= 2^16: inf (65520..65536 carry into it) */
+    return (uint16_t)jk_sel(a > 0x7f800000u, 0x7fffu, r | sign);
 }
 
 /* bf16 is the top half of a float. */
@@ -184,7 +191,7 @@ JK_INLINE uint16_t jk_f32_to_bf16(float f)
 {
     uint32_t u = jk_f2u(f);
     uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-    return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? 0x7fffu : r);
+    return (uint16_t)jk_sel((u & 0x7fffffffu) > 0x7f800000u, 0x7fffu, r);
 }
 
 /* fp8 e4m3 ("fn": bias 7, no inf, NaN = S.1111.111) -> float, exact. */
@@ -194,8 +201,8 @@ JK_INLINE float jk_e4m3_to_f32(uint8_t x)
     uint32_t sign = (uint32_t)(x & 0x80u) << 24;
     uint32_t norm = (em << 20) + 0x3c000000u; /* rebias 7 -> 127 */
     uint32_t sub = jk_f2u((float)(int32_t)em * 0x1p-9f);
-    uint32_t r = em < 8u ? sub : norm;
-    return jk_u2f(em == 0x7fu ? 0x7fc00000u : r | sign);
+    uint32_t r = jk_sel(em < 8u, sub, norm);
+    return jk_u2f(jk_sel(em == 0x7fu, 0x7fc00000u, r | sign));
 }
 
 /* fp8 e5m2 (IEEE-like, bias 15) is the top byte of an fp16. */
@@ -219,9 +226,9 @@ JK_INLINE uint8_t jk_f32_to_fp8(float f, unsigned mbits, unsigned bias, uint32_t
     uint32_t sub = jk_f2u(jk_u2f(a) + jk_u2f(magic)) - magic;
     uint32_t norm = (a - ((127u - bias) << 23) + ((1u << (drop - 1)) - 1u) + ((a >> drop) & 1u)) >>
                     drop;
-    uint32_t r = a < minnorm ? sub : norm;
-    r = a >= sat ? maxv : r;
-    return (uint8_t)(a > 0x7f800000u ? 0x7fu : (r | sign));
+    uint32_t r = jk_sel(a < minnorm, sub, norm);
+    r = jk_sel(a >= sat, maxv, r);
+    return (uint8_t)jk_sel(a > 0x7f800000u, 0x7fu, r | sign);
 }
 
 /* e4m3: 464 = 448 + half an ulp is a tie that rounds to even (448); above saturates. */

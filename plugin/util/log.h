@@ -15,8 +15,8 @@ ncclDebugLogger_t jaccl_log_get(void);
 void jaccl_log(ncclDebugLogLevel level, unsigned long flags, const char *func, int line,
                const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
-#define JWARN(...)          jaccl_log(NCCL_LOG_WARN, NCCL_ALL, __func__, __LINE__, __VA_ARGS__)
-#define JINFO(flags, ...)   jaccl_log(NCCL_LOG_INFO, (flags), __func__, __LINE__, __VA_ARGS__)
-#define JTRACE(flags, ...)  jaccl_log(NCCL_LOG_TRACE, (flags), __func__, __LINE__, __VA_ARGS__)
+#define JWARN(...)         jaccl_log(NCCL_LOG_WARN, NCCL_ALL, __func__, __LINE__, __VA_ARGS__)
+#define JINFO(flags, ...)  jaccl_log(NCCL_LOG_INFO, (flags), __func__, __LINE__, __VA_ARGS__)
+#define JTRACE(flags, ...) jaccl_log(NCCL_LOG_TRACE, (flags), __func__, __LINE__, __VA_ARGS__)
 
 #endif

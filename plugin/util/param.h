@@ -31,10 +31,10 @@ enum jaccl_param_type { JPT_INT, JPT_STR };
 struct jaccl_param_desc {
     const char *name; /* full env name, e.g. "NCCL_JACCL_NSOCKS" */
     enum jaccl_param_type type;
-    int64_t def, min, max;  /* JPT_INT */
-    const char *def_str;    /* JPT_STR default */
+    int64_t def, min, max;      /* JPT_INT */
+    const char *def_str;        /* JPT_STR default */
     const char *const *choices; /* JPT_STR: NULL-terminated allowed values, or NULL = free text */
-    const char *doc;        /* one line for docs/configuration.md */
+    const char *doc;            /* one line for docs/configuration.md */
 };
 
 int64_t jaccl_param_int(enum jaccl_param_id id);

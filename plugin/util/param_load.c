@@ -55,8 +55,7 @@ static void load_int(const struct jaccl_param_desc *d, const char *env, struct p
 {
     int64_t x;
     if (parse_int(env, &x) != 0) {
-        JWARN("%s=\"%s\" is not a number; using the default %lld", d->name, env,
-              (long long)d->def);
+        JWARN("%s=\"%s\" is not a number; using the default %lld", d->name, env, (long long)d->def);
     } else if (x < d->min || x > d->max) {
         JWARN("%s=%s is outside [%lld, %lld]; using the default %lld", d->name, env,
               (long long)d->min, (long long)d->max, (long long)d->def);
@@ -85,8 +84,7 @@ static void warn_bad_choice(const struct jaccl_param_desc *d, const char *env)
         int n = snprintf(list + used, sizeof(list) - used, "%s%s", used ? ", " : "", shown);
         used += n > 0 ? (size_t)n : 0;
     }
-    JWARN("%s=\"%s\" is not one of %s; using the default \"%s\"", d->name, env, list,
-          d->def_str);
+    JWARN("%s=\"%s\" is not one of %s; using the default \"%s\"", d->name, env, list, d->def_str);
 }
 
 static void load_str(const struct jaccl_param_desc *d, const char *env, struct param_value *v)

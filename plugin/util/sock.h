@@ -21,10 +21,11 @@ struct jaccl_ifaddr {
 };
 
 /* Interfaces chosen like NCCL's ncclFindInterfaces: `spec` in NCCL_SOCKET_IFNAME syntax;
- * family = AF_INET, AF_INET6 or 0 (both). Without a spec: everything but lo/docker/virbr
- * first; if that finds nothing, docker*, then lo. An interface named explicitly in spec is
- * allowed even if it is lo. One entry per interface name (first address of the family
- * preference: IPv4 before IPv6). Returns the count written (<= max). */
+ * family = AF_INET, AF_INET6 or 0 (both). Without a spec: ib* first (as NCCL), then
+ * everything but lo/docker/virbr; if that finds nothing, docker*, then lo, then virbr*.
+ * An interface named explicitly in spec is allowed even if it is lo. One entry per
+ * interface name (first address of the family preference: IPv4 before IPv6).
+ * Returns the count written (<= max). */
 int jaccl_find_interfaces(const char *spec, int family, struct jaccl_ifaddr *out, int max);
 
 /* "a.b.c.d:port" / "[v6]:port", into buf; returns buf. */

@@ -12,8 +12,8 @@
 
 struct if_filter {
     struct jaccl_iflist list;
-    int family;       /* AF_INET, AF_INET6 or 0 */
-    int allow_ll;     /* IPv6 link-local allowed: the interface was asked for by name */
+    int family;   /* AF_INET, AF_INET6 or 0 */
+    int allow_ll; /* IPv6 link-local allowed: the interface was asked for by name */
 };
 
 /* Lower is better: one address per interface, IPv4 first, then a routable IPv6 address,

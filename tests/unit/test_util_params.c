@@ -282,12 +282,18 @@ int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
     const struct CMUnitTest tests[] = {
-            T(test_table_complete),       T(test_defaults),
-            T(test_env_int),              T(test_env_info_message_once),
-            T(test_values_read_once),     T(test_invalid_int),
-            T(test_range_edges_accepted), T(test_choices),
-            T(test_invalid_choice),       T(test_free_text),
-            T(test_empty_is_unset),       T(test_concurrent_first_read),
+            T(test_table_complete),
+            T(test_defaults),
+            T(test_env_int),
+            T(test_env_info_message_once),
+            T(test_values_read_once),
+            T(test_invalid_int),
+            T(test_range_edges_accepted),
+            T(test_choices),
+            T(test_invalid_choice),
+            T(test_free_text),
+            T(test_empty_is_unset),
+            T(test_concurrent_first_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

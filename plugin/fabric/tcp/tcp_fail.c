@@ -1,0 +1,96 @@
+/* Endpoint errors: recording the first cause, and flushing every outstanding work item so the
+ * layer above learns about it from the CQ like it would from a verbs QP in error. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "fabric/tcp/tcp_int.h"
+#include "util/log.h"
+
+enum fab_wc_status fab_tcp_errno_status(int err)
+{
+    switch (err) {
+    case EPIPE:
+    case ECONNRESET:
+    case ECONNABORTED:
+    case ECONNREFUSED:
+    case ETIMEDOUT:
+    case EHOSTUNREACH:
+    case EHOSTDOWN:
+    case ENETUNREACH:
+    case ENETDOWN:
+    case ENOTCONN:
+        return FAB_WC_PEER_LOST;
+    default:
+        return FAB_WC_LOCAL_ERR;
+    }
+}
+
+void fab_tcp_ep_fail(struct fab_ep *ep, enum fab_wc_status st, int lane, const char *fmt, ...)
+{
+    char what[160];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&ep->mu);
+    if (atomic_load(&ep->status) != FAB_WC_OK) {
+        pthread_mutex_unlock(&ep->mu);
+        return;
+    }
+    if (lane >= 0)
+        snprintf(ep->reason, sizeof(ep->reason), "peer %s %s (lane %d)", ep->peer, what, lane);
+    else
+        snprintf(ep->reason, sizeof(ep->reason), "peer %s %s", ep->peer, what);
+    ep->cause_owed = 1;
+    atomic_store(&ep->status, (int)st);
+    pthread_mutex_unlock(&ep->mu);
+    JINFO(NCCL_NET, "TCP fabric: endpoint %p failed (%s): %s", (void *)ep,
+          fab_wc_status_str(st), ep->reason);
+    fab_tcp_io_wake(ep);
+}
+
+static void tcp_flush_one(struct fab_ep *ep, int lane, uint64_t wr_id, enum fab_wc_op op)
+{
+    struct fab_wc wc = {.wr_id = wr_id, .ep = ep, .op = op, .lane = lane};
+
+    wc.status = FAB_WC_FLUSHED;
+    if (ep->cause_owed) {
+        wc.status = (enum fab_wc_status)atomic_load(&ep->status);
+        ep->cause_owed = 0;
+    }
+    fab_tcp_cq_push(ep->cq, &wc);
+}
+
+/* In lane order; within a lane the RECV that was being filled first (it may be the very one
+ * that broke the endpoint: LEN_ERR, REMOTE_ACCESS), then the other RECVs, then the sends. */
+static void tcp_flush_lane(struct fab_ep *ep, struct tcp_lane *l)
+{
+    if (l->rx.have_wr) {
+        tcp_flush_one(ep, l->idx, l->rx.wr.wr_id,
+                      l->rx.msg.op == TCP_OP_WRITE_IMM ? FAB_WC_RECV_IMM : FAB_WC_RECV);
+        l->rx.have_wr = 0;
+    }
+    l->rx.in_msg = 0;
+    pthread_mutex_lock(&l->recv_mu);
+    for (; l->rq_n; l->rq_n--, l->rq_head = (l->rq_head + 1) % l->rq_cap)
+        tcp_flush_one(ep, l->idx, l->rq[l->rq_head].wr_id, FAB_WC_RECV);
+    pthread_mutex_unlock(&l->recv_mu);
+    pthread_mutex_lock(&l->send_mu);
+    for (; l->sq_n; l->sq_n--, l->sq_head = (l->sq_head + 1) % l->sq_cap) {
+        const struct tcp_swr *w = &l->sq[l->sq_head];
+
+        if (w->op != TCP_OP_HEARTBEAT)
+            tcp_flush_one(ep, l->idx, w->wr_id,
+                          w->op == TCP_OP_SEND ? FAB_WC_SEND : FAB_WC_WRITE);
+    }
+    l->sq_hb = 0;
+    pthread_mutex_unlock(&l->send_mu);
+}
+
+void fab_tcp_ep_flush(struct fab_ep *ep)
+{
+    for (int i = 0; i < ep->nlanes; i++)
+        tcp_flush_lane(ep, &ep->lane[i]);
+}

@@ -1,0 +1,250 @@
+/* Receive side of a lane, run by the endpoint's I/O thread only.
+ *
+ * Headers are read into a small staging buffer, several at a time when small frames queue up;
+ * a payload is received straight into its destination (the RECV's buffer, or the registered
+ * memory a WRITE_IMM names) with the staging buffer as a second iovec that catches the next
+ * header(s) in the same system call. Only payload bytes that arrived together with their header
+ * (at most TCP_STAGE) are copied. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include "fabric/tcp/tcp_int.h"
+#include "util/clock.h"
+
+#define TCP_RX_DRY (-2) /* the socket has nothing more for now */
+
+int fab_tcp_post_recv(struct fab_ep *ep, int lane, void *buf, size_t cap, struct fab_mr *mr,
+                      uint64_t wr_id)
+{
+    struct tcp_lane *l;
+    int rc = 0;
+
+    if (lane < 0 || lane >= ep->nlanes)
+        return -EINVAL;
+    if (fab_tcp_mr_check_local(ep->dom, mr, buf, cap))
+        return -EINVAL;
+    l = &ep->lane[lane];
+    pthread_mutex_lock(&l->recv_mu);
+    if (atomic_load(&ep->status) != FAB_WC_OK) {
+        rc = -ENOTCONN;
+    } else if (l->rq_n >= l->rq_cap) {
+        rc = -EAGAIN;
+    } else {
+        struct tcp_rwr *w = &l->rq[(l->rq_head + l->rq_n) % l->rq_cap];
+
+        w->wr_id = wr_id;
+        w->buf = buf;
+        w->cap = cap;
+        l->rq_n++;
+    }
+    pthread_mutex_unlock(&l->recv_mu);
+    return rc;
+}
+
+static int tcp_rx_pop(struct tcp_lane *l)
+{
+    int rc = -1;
+
+    pthread_mutex_lock(&l->recv_mu);
+    if (l->rq_n) {
+        l->rx.wr = l->rq[l->rq_head];
+        l->rx.have_wr = 1;
+        l->rq_head = (l->rq_head + 1) % l->rq_cap;
+        l->rq_n--;
+        rc = 0;
+    }
+    pthread_mutex_unlock(&l->recv_mu);
+    return rc;
+}
+
+/* Checked before a RECV is consumed, as a verbs responder checks the rkey first. Zero-length
+ * writes are not checked: verbs does not validate the rkey of a zero-length RDMA WRITE either. */
+static int tcp_rx_check_write(struct fab_ep *ep, struct tcp_lane *l, const struct tcp_msg *m)
+{
+    struct fab_mr *mr;
+
+    if (m->len == 0)
+        return 0;
+    if (fab_tcp_mr_pin(ep->dom, m->rkey, m->raddr, m->len, &mr) == 0) {
+        fab_tcp_mr_unpin(mr);
+        return 0;
+    }
+    fab_tcp_ep_fail(ep, FAB_WC_REMOTE_ACCESS, l->idx,
+                    "wrote %u bytes at 0x%llx with key 0x%llx, outside any live registration",
+                    m->len, (unsigned long long)m->raddr, (unsigned long long)m->rkey);
+    return -1;
+}
+
+/* Parses the header at the front of the staging buffer and picks the message's destination. */
+static int tcp_rx_begin(struct fab_ep *ep, struct tcp_lane *l)
+{
+    struct tcp_rx *rx = &l->rx;
+    struct tcp_hdr h;
+
+    memcpy(&h, rx->stage + rx->off, sizeof(h));
+    rx->off += sizeof(h);
+    if (tcp_hdr_parse(&h, &rx->msg) != 0 ||
+        (rx->msg.op == TCP_OP_HEARTBEAT && rx->msg.len != 0)) {
+        fab_tcp_ep_fail(ep, FAB_WC_LOCAL_ERR, l->idx, "sent a corrupt frame header");
+        return -1;
+    }
+    if (rx->msg.op == TCP_OP_HEARTBEAT)
+        return 0;
+    if (rx->msg.op == TCP_OP_WRITE_IMM && tcp_rx_check_write(ep, l, &rx->msg))
+        return -1;
+    if (rx->msg.op != TCP_OP_SEND && rx->msg.op != TCP_OP_WRITE_IMM) {
+        fab_tcp_ep_fail(ep, FAB_WC_LOCAL_ERR, l->idx, "sent unknown frame type %u",
+                        rx->msg.op);
+        return -1;
+    }
+    if (tcp_rx_pop(l)) {
+        fab_tcp_ep_fail(ep, FAB_WC_NO_RECV, l->idx, "sent a %u-byte %s with no RECV posted",
+                        rx->msg.len, rx->msg.op == TCP_OP_SEND ? "SEND" : "WRITE_IMM");
+        return -1;
+    }
+    if (rx->msg.op == TCP_OP_SEND && rx->wr.cap < rx->msg.len) {
+        fab_tcp_ep_fail(ep, FAB_WC_LEN_ERR, l->idx, "sent %u bytes into a %zu-byte RECV",
+                        rx->msg.len, rx->wr.cap);
+        return -1;
+    }
+    rx->in_msg = 1;
+    rx->got = 0;
+    return 0;
+}
+
+static void tcp_rx_finish(struct fab_ep *ep, struct tcp_lane *l)
+{
+    struct tcp_rx *rx = &l->rx;
+    struct fab_wc wc = {.wr_id = rx->wr.wr_id, .ep = ep, .status = FAB_WC_OK,
+                        .len = rx->msg.len, .lane = l->idx};
+
+    if (rx->msg.op == TCP_OP_WRITE_IMM) {
+        wc.op = FAB_WC_RECV_IMM;
+        wc.imm = rx->msg.imm;
+    } else {
+        wc.op = FAB_WC_RECV;
+    }
+    rx->have_wr = 0;
+    rx->in_msg = 0;
+    fab_tcp_cq_push(ep->cq, &wc);
+}
+
+/* One recvmsg(); bytes read, TCP_RX_DRY, or -1 with the endpoint failed. */
+static ssize_t tcp_rx_read(struct fab_ep *ep, struct tcp_lane *l, struct iovec *iov, int niov)
+{
+    struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)niov};
+    ssize_t n;
+
+    do {
+        n = recvmsg(l->fd, &mh, MSG_DONTWAIT);
+    } while (n < 0 && errno == EINTR);
+    if (n > 0)
+        return n;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return TCP_RX_DRY;
+    if (n == 0)
+        fab_tcp_ep_fail(ep, FAB_WC_PEER_LOST, l->idx, "closed the connection");
+    else
+        fab_tcp_ep_fail(ep, fab_tcp_errno_status(errno), l->idx, "connection failed: %s",
+                        strerror(errno));
+    return -1;
+}
+
+/* Refills the staging buffer when it holds less than a header. */
+static ssize_t tcp_rx_fill(struct fab_ep *ep, struct tcp_lane *l)
+{
+    struct tcp_rx *rx = &l->rx;
+    uint32_t have = rx->end - rx->off;
+    struct iovec iov;
+    ssize_t n;
+
+    memmove(rx->stage, rx->stage + rx->off, have);
+    rx->off = 0;
+    rx->end = have;
+    iov.iov_base = rx->stage + have;
+    iov.iov_len = TCP_STAGE - have;
+    n = tcp_rx_read(ep, l, &iov, 1);
+    if (n > 0)
+        rx->end += (uint32_t)n;
+    return n;
+}
+
+/* Lands payload bytes: first those already staged, then straight from the socket. For a
+ * WRITE_IMM the registration is pinned around each copy, so a racing mr_dereg either waits for
+ * it or makes the write fail before any byte touches the freed range. */
+static ssize_t tcp_rx_payload(struct fab_ep *ep, struct tcp_lane *l)
+{
+    struct tcp_rx *rx = &l->rx;
+    uint32_t want = rx->msg.len - rx->got;
+    struct fab_mr *mr = NULL;
+    struct iovec iov[2];
+    char *dst;
+    ssize_t n;
+
+    if (rx->msg.op == TCP_OP_SEND) {
+        dst = rx->wr.buf + rx->got;
+    } else {
+        if (fab_tcp_mr_pin(ep->dom, rx->msg.rkey, rx->msg.raddr, rx->msg.len, &mr)) {
+            fab_tcp_ep_fail(ep, FAB_WC_REMOTE_ACCESS, l->idx,
+                            "wrote into memory deregistered while the write landed");
+            return -1;
+        }
+        dst = (char *)(uintptr_t)rx->msg.raddr + rx->got;
+    }
+    if (rx->off < rx->end) {
+        n = rx->end - rx->off < want ? rx->end - rx->off : want;
+        memcpy(dst, rx->stage + rx->off, (size_t)n);
+        rx->off += (uint32_t)n;
+        rx->got += (uint32_t)n;
+        n = 0; /* nothing read from the socket */
+    } else {
+        rx->off = rx->end = 0;
+        iov[0] = (struct iovec){.iov_base = dst, .iov_len = want};
+        iov[1] = (struct iovec){.iov_base = rx->stage, .iov_len = TCP_STAGE};
+        n = tcp_rx_read(ep, l, iov, 2);
+        if (n > 0) {
+            rx->got += (uint32_t)(n < want ? n : want);
+            rx->end = n > want ? (uint32_t)(n - want) : 0;
+        }
+    }
+    if (mr)
+        fab_tcp_mr_unpin(mr);
+    return n;
+}
+
+static ssize_t tcp_rx_step(struct fab_ep *ep, struct tcp_lane *l)
+{
+    struct tcp_rx *rx = &l->rx;
+
+    if (rx->in_msg) {
+        if (rx->got == rx->msg.len) {
+            tcp_rx_finish(ep, l);
+            return 0;
+        }
+        return tcp_rx_payload(ep, l);
+    }
+    if (rx->end - rx->off >= sizeof(struct tcp_hdr))
+        return tcp_rx_begin(ep, l);
+    return tcp_rx_fill(ep, l);
+}
+
+int fab_tcp_rx_service(struct fab_ep *ep, struct tcp_lane *l)
+{
+    size_t total = 0;
+    ssize_t n = 0;
+
+    while (total < TCP_RX_BUDGET) {
+        n = tcp_rx_step(ep, l);
+        if (n < 0)
+            break;
+        total += (size_t)n;
+    }
+    if (total)
+        ep->last_rx_ns = jaccl_now_ns();
+    if (n == TCP_RX_DRY)
+        l->rx.ready = 0;
+    return n == -1 ? -1 : 0;
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs every test against $BUILD (default: build): unit tests (cmocka), export and docs checks,
+# the multi-process p2p and CollNet suites. Prints one "N passed, M failed" line at the end.
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+export LD_LIBRARY_PATH="$PWD/$BUILD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export NCCL_JACCL_SOCKET_IFNAME=${NCCL_JACCL_SOCKET_IFNAME:-lo}
+if [ "${JACCL_TEST_SAN:-0}" = 1 ]; then
+    export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0}
+    export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+fi
+pass=0
+fail=0
+failed=()
+
+run() { # name, command...
+    local name=$1
+    shift
+    local log
+    log=$(mktemp)
+    local t0=$SECONDS
+    if timeout 900 "$@" >"$log" 2>&1; then
+        pass=$((pass + 1))
+        echo "PASS $name ($((SECONDS - t0)) s)"
+    else
+        fail=$((fail + 1))
+        failed+=("$name")
+        echo "FAIL $name ($((SECONDS - t0)) s); last lines:"
+        tail -n 40 "$log" | sed 's/^/    /'
+    fi
+    rm -f "$log"
+}
+
+for t in "$BUILD"/tests/test_*; do
+    [ -x "$t" ] && run "unit/$(basename "$t")" "$t"
+done
+run check_exports tests/check_exports.sh "$BUILD"
+run check_config_doc tests/check_config_doc.sh
+[ -x tests/run_p2p.sh ] && run p2p tests/run_p2p.sh
+[ -x tests/run_coll.sh ] && run coll tests/run_coll.sh
+
+echo
+[ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
+echo "suites ($BUILD): $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
