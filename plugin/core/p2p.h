@@ -20,10 +20,10 @@
 #define P2P_CTS_MAGIC 0x4a435453u /* "JCTS" */
 #define P2P_ALIGN     128 /* stripe boundaries keep NCCL's LL128 lines whole */
 
-/* imm layout: slot in the top byte, flags below. */
-#define P2P_IMM_SLOT(imm)  ((imm) >> 24)
+/* imm layout (16 bits, FAB_IMM_MAX): slot in the high byte, flags in the low one. */
+#define P2P_IMM_SLOT(imm)  (((imm) >> 8) & 0xffu)
 #define P2P_IMM_TRUNC      0x1u
-#define P2P_IMM(slot, fl)  (((uint32_t)(slot) << 24) | (fl))
+#define P2P_IMM(slot, fl)  (((uint32_t)(slot) << 8) | (fl))
 
 /* wr_id layout: type | seq | index */
 enum p2p_wr { WR_CTRL_RECV = 1, WR_CTRL_SEND, WR_DATA_RECV, WR_DATA_WRITE };

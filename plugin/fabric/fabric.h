@@ -13,7 +13,11 @@
  * Rules every caller keeps, because verbs UC punishes breaking them with silent loss:
  *   - a message (SEND or WRITE_IMM) may only be posted when the caller knows the peer has a
  *     RECV posted for it on that lane (credits / clear-to-send are the caller's business);
- *   - buffers passed to post_* stay valid and untouched until their completion is polled.
+ *   - buffers passed to post_* stay valid and untouched until their completion is polled;
+ *   - immediates fit in 16 bits (FAB_IMM_MAX).
+ * In return every back end delivers each lane's messages reliably and in order, or puts the
+ * endpoint in error: on verbs UC that means sequence numbers, acks and retransmission inside
+ * the back end (the layers above never see a lost message, only a late one or an error).
  * The TCP back end reports a message that finds no posted RECV as a fatal endpoint error
  * (FAB_WC_NO_RECV) instead of dropping it, so protocol bugs show up here, not on hardware.
  *
@@ -75,7 +79,7 @@ struct fab_wc {
     enum fab_wc_op op;
     enum fab_wc_status status;
     uint32_t len; /* bytes received (RECV, RECV_IMM); bytes sent for SEND/WRITE */
-    uint32_t imm; /* RECV_IMM only */
+    uint32_t imm; /* RECV_IMM only; see FAB_IMM_MAX */
     int lane;
 };
 
@@ -92,6 +96,10 @@ struct fab_ep_attr {
     uint64_t liveness_ns;     /* peer silent this long => FAB_WC_PEER_LOST; 0 = never */
     const char *peer_desc;    /* for log messages, e.g. "10.0.0.2:4312"; copied */
 };
+
+/* Callers put at most 16 bits in a WRITE_IMM's immediate: the verbs back end needs the upper
+ * half for its own per-lane sequence numbers (loss detection and retransmission on UC). */
+#define FAB_IMM_MAX 0xffffu
 
 struct fab_ops {
     const char *name; /* "tcp" or "verbs" */

@@ -2,7 +2,13 @@
  *
  * All knobs are loaded together on the first read, under a mutex, so the "set by environment"
  * lines appear once and every thread sees one consistent set of values. A mutex rather than
- * pthread_once because tests re-arm the load with jaccl_param_reset(). */
+ * pthread_once because jaccl_param_reset() re-arms the load (tests, and the plugin after its
+ * last finalize).
+ *
+ * A reset must not pull values from under a thread that is still reading: it only re-arms the
+ * load, each slot is replaced by one atomic store when the next load runs, and strings are
+ * interned and never freed, so a pointer from jaccl_param_str() stays valid for the life of
+ * the process. Memory stays bounded by the number of distinct values ever set. */
 #include "util/param.h"
 
 #include <ctype.h>
@@ -18,13 +24,25 @@
 
 struct param_value {
     int64_t i;
-    const char *s; /* table default or a heap copy of the environment value */
+    const char *s; /* table default, or an interned copy of the environment value */
     int from_env;
+};
+
+struct param_slot {
+    _Atomic int64_t i;
+    _Atomic(const char *) s;
+    atomic_int from_env;
+};
+
+struct interned {
+    struct interned *next;
+    char s[];
 };
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int g_loaded;
-static struct param_value g_values[JP_NUM_PARAMS];
+static struct param_slot g_slots[JP_NUM_PARAMS];
+static struct interned *g_strings; /* under g_lock; never freed, see above */
 
 /* Decimal, or hex with 0x; surrounding blanks allowed. Octal is deliberately not accepted:
  * "010" meaning 8 surprises people. Returns 0 on success. */
@@ -87,6 +105,21 @@ static void warn_bad_choice(const struct jaccl_param_desc *d, const char *env)
     JWARN("%s=\"%s\" is not one of %s; using the default \"%s\"", d->name, env, list, d->def_str);
 }
 
+static const char *intern(const char *s)
+{
+    for (struct interned *n = g_strings; n != NULL; n = n->next)
+        if (strcmp(n->s, s) == 0)
+            return n->s;
+    size_t len = strlen(s) + 1;
+    struct interned *n = malloc(sizeof(*n) + len);
+    if (n == NULL)
+        return NULL;
+    memcpy(n->s, s, len);
+    n->next = g_strings;
+    g_strings = n;
+    return n->s;
+}
+
 static void load_str(const struct jaccl_param_desc *d, const char *env, struct param_value *v)
 {
     const char *val = env;
@@ -97,7 +130,7 @@ static void load_str(const struct jaccl_param_desc *d, const char *env, struct p
             return;
         }
     }
-    char *copy = strdup(val);
+    const char *copy = intern(val);
     if (copy == NULL) {
         JWARN("%s: out of memory; using the default \"%s\"", d->name, d->def_str);
         return;
@@ -109,19 +142,20 @@ static void load_str(const struct jaccl_param_desc *d, const char *env, struct p
 static void load_one(enum jaccl_param_id id)
 {
     const struct jaccl_param_desc *d = jaccl_param_desc(id);
-    struct param_value *v = &g_values[id];
-    v->i = d->def;
-    v->s = d->type == JPT_STR ? d->def_str : "";
-    v->from_env = 0;
+    struct param_value v = {.i = d->def, .s = d->type == JPT_STR ? d->def_str : ""};
     const char *env = getenv(d->name);
-    if (env == NULL || env[0] == '\0') /* empty = unset, as for NCCL's own variables */
-        return;
-    if (d->type == JPT_INT)
-        load_int(d, env, v);
-    else
-        load_str(d, env, v);
-    if (v->from_env)
-        JINFO(NCCL_ENV | NCCL_INIT, "%s set by environment to %s", d->name, env);
+    if (env != NULL && env[0] != '\0') { /* empty = unset, as for NCCL's own variables */
+        if (d->type == JPT_INT)
+            load_int(d, env, &v);
+        else
+            load_str(d, env, &v);
+        if (v.from_env)
+            JINFO(NCCL_ENV | NCCL_INIT, "%s set by environment to %s", d->name, env);
+    }
+    struct param_slot *slot = &g_slots[id];
+    atomic_store_explicit(&slot->i, v.i, memory_order_relaxed);
+    atomic_store_explicit(&slot->s, v.s, memory_order_relaxed);
+    atomic_store_explicit(&slot->from_env, v.from_env, memory_order_relaxed);
 }
 
 static void ensure_loaded(void)
@@ -142,7 +176,7 @@ int64_t jaccl_param_int(enum jaccl_param_id id)
     if ((unsigned)id >= JP_NUM_PARAMS)
         return 0;
     ensure_loaded();
-    return g_values[id].i;
+    return atomic_load_explicit(&g_slots[id].i, memory_order_relaxed);
 }
 
 const char *jaccl_param_str(enum jaccl_param_id id)
@@ -150,7 +184,7 @@ const char *jaccl_param_str(enum jaccl_param_id id)
     if ((unsigned)id >= JP_NUM_PARAMS)
         return "";
     ensure_loaded();
-    return g_values[id].s;
+    return atomic_load_explicit(&g_slots[id].s, memory_order_relaxed);
 }
 
 int jaccl_param_is_set(enum jaccl_param_id id)
@@ -158,18 +192,12 @@ int jaccl_param_is_set(enum jaccl_param_id id)
     if ((unsigned)id >= JP_NUM_PARAMS)
         return 0;
     ensure_loaded();
-    return g_values[id].from_env;
+    return atomic_load_explicit(&g_slots[id].from_env, memory_order_relaxed);
 }
 
 void jaccl_param_reset(void)
 {
     pthread_mutex_lock(&g_lock);
-    for (int id = 0; id < JP_NUM_PARAMS; id++) {
-        const struct jaccl_param_desc *d = jaccl_param_desc((enum jaccl_param_id)id);
-        if (d->type == JPT_STR && g_values[id].from_env)
-            free((void *)g_values[id].s);
-        memset(&g_values[id], 0, sizeof(g_values[id]));
-    }
     atomic_store_explicit(&g_loaded, 0, memory_order_release);
     pthread_mutex_unlock(&g_lock);
 }

@@ -246,6 +246,40 @@ static void test_free_text(void **state)
     assert_int_equal(g_cap.warns, 0);
 }
 
+static void test_reset_keeps_strings_valid(void **state)
+{
+    /* The plugin resets after its last finalize while other code may still hold a string. */
+    setenv("NCCL_JACCL_HCA", "mlx5_0", 1);
+    const char *old = jaccl_param_str(JP_HCA);
+    setenv("NCCL_JACCL_HCA", "mlx5_1", 1);
+    jaccl_param_reset();
+    assert_string_equal(jaccl_param_str(JP_HCA), "mlx5_1");
+    assert_string_equal(old, "mlx5_0"); /* still readable, unchanged */
+    setenv("NCCL_JACCL_HCA", "mlx5_0", 1);
+    jaccl_param_reset();
+    assert_ptr_equal(jaccl_param_str(JP_HCA), old); /* same value, same copy: memory bounded */
+}
+
+static void *reset_loop(void *arg)
+{
+    for (int i = 0; i < 200; i++)
+        jaccl_param_reset();
+    return NULL;
+}
+
+static void test_reset_while_reading(void **state)
+{
+    setenv("NCCL_JACCL_NSOCKS", "3", 1);
+    setenv("NCCL_JACCL_FABRIC", "tcp", 1);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, reset_loop, NULL), 0);
+    for (int i = 0; i < 2000; i++) { /* never a torn or zeroed value */
+        assert_int_equal(jaccl_param_int(JP_NSOCKS), 3);
+        assert_string_equal(jaccl_param_str(JP_FABRIC), "tcp");
+    }
+    pthread_join(th, NULL);
+}
+
 static void test_empty_is_unset(void **state)
 {
     setenv("NCCL_JACCL_NSOCKS", "", 1);
@@ -294,6 +328,8 @@ int main(void)
             T(test_free_text),
             T(test_empty_is_unset),
             T(test_concurrent_first_read),
+            T(test_reset_keeps_strings_valid),
+            T(test_reset_while_reading),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

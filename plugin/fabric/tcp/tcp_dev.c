@@ -58,7 +58,7 @@ static void tcp_dev_fill(struct tcp_dev *d, int idx, const struct jaccl_ifaddr *
     char path[PATH_MAX];
 
     memset(d, 0, sizeof(*d));
-    snprintf(d->info.name, sizeof(d->info.name), "%s", ifa->name);
+    snprintf(d->info.name, sizeof(d->info.name), "%.*s", FAB_NAME_MAX - 1, ifa->name);
     snprintf(path, sizeof(path), "/sys/class/net/%s/device", ifa->name);
     d->info.pci_path = realpath(path, NULL); /* NULL for virtual interfaces */
     d->info.guid = (uint64_t)idx;

@@ -127,7 +127,7 @@ struct fab_ep {
     pthread_mutex_t mu;
     atomic_int status; /* enum fab_wc_status; 0 while healthy */
     int cause_owed;    /* the next flushed completion carries status (I/O thread only) */
-    char reason[256];
+    char reason[320]; /* "peer <peer> <what> (lane n)" */
     atomic_int stop; /* ep_close asks the I/O thread to leave */
     int epfd, wakefd;
     int thread_started;

@@ -1,0 +1,172 @@
+/* Endpoint life cycle: create (RECVs and sends may be posted at once; they queue), connect
+ * (adopt one connected socket per lane and start the I/O thread), close. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "fabric/tcp/tcp_int.h"
+#include "util/clock.h"
+#include "util/log.h"
+#include "util/sock.h"
+
+int fab_tcp_side_socks(const struct fab_ep_attr *attr)
+{
+    return attr->nlanes; /* they become the lanes */
+}
+
+static int tcp_lane_init(struct tcp_lane *l, int idx, const struct fab_ep_attr *attr)
+{
+    l->fd = -1;
+    l->idx = idx;
+    l->sq_cap = (uint32_t)attr->max_send_wr + 1; /* + one heartbeat */
+    l->rq_cap = (uint32_t)attr->max_recv_wr;
+    l->sq = calloc(l->sq_cap, sizeof(*l->sq));
+    l->rq = calloc(l->rq_cap, sizeof(*l->rq));
+    pthread_mutex_init(&l->send_mu, NULL);
+    pthread_mutex_init(&l->recv_mu, NULL);
+    return l->sq && l->rq ? 0 : -ENOMEM;
+}
+
+static void tcp_lane_free(struct tcp_lane *l)
+{
+    if (l->fd >= 0)
+        close(l->fd);
+    free(l->sq);
+    free(l->rq);
+    pthread_mutex_destroy(&l->send_mu);
+    pthread_mutex_destroy(&l->recv_mu);
+}
+
+static void tcp_ep_free(struct fab_ep *ep, int nlanes)
+{
+    for (int i = 0; i < nlanes; i++)
+        tcp_lane_free(&ep->lane[i]);
+    if (ep->epfd >= 0)
+        close(ep->epfd);
+    if (ep->wakefd >= 0)
+        close(ep->wakefd);
+    pthread_mutex_destroy(&ep->mu);
+    free(ep);
+}
+
+int fab_tcp_ep_create(struct fab_domain *dom, struct fab_cq *cq, const struct fab_ep_attr *attr,
+                      struct fab_ep **out)
+{
+    struct fab_ep *ep;
+
+    if (attr->nlanes < 1 || attr->nlanes > FAB_MAX_LANES || attr->max_send_wr < 1 ||
+        attr->max_recv_wr < 1 || !cq)
+        return -EINVAL;
+    ep = calloc(1, sizeof(*ep) + (size_t)attr->nlanes * sizeof(ep->lane[0]));
+    if (!ep)
+        return -ENOMEM;
+    ep->dom = dom;
+    ep->cq = cq;
+    ep->nlanes = attr->nlanes;
+    ep->max_send_wr = attr->max_send_wr;
+    ep->max_recv_wr = attr->max_recv_wr;
+    ep->liveness_ns = attr->liveness_ns;
+    snprintf(ep->peer, sizeof(ep->peer), "%s", attr->peer_desc ? attr->peer_desc : "?");
+    ep->epfd = ep->wakefd = -1;
+    pthread_mutex_init(&ep->mu, NULL);
+    for (int i = 0; i < attr->nlanes; i++) {
+        if (tcp_lane_init(&ep->lane[i], i, attr)) {
+            tcp_ep_free(ep, i + 1);
+            return -ENOMEM;
+        }
+    }
+    *out = ep;
+    return 0;
+}
+
+int fab_tcp_ep_local_info(struct fab_ep *ep, void *buf, size_t cap)
+{
+    return 0; /* the sockets are the connection; nothing to exchange */
+}
+
+/* Non-blocking always; TCP_NODELAY for TCP sockets (tests also hand in AF_UNIX pairs). */
+static int tcp_adopt(int fd)
+{
+    int dom = 0, fl;
+    socklen_t len = sizeof(dom);
+
+    fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+        return -errno;
+    if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &len) == 0 && dom != AF_UNIX)
+        return jaccl_sock_tune(fd, 0, 0);
+    return 0;
+}
+
+static int tcp_ep_adopt(struct fab_ep *ep, const int *socks)
+{
+    uint64_t now = jaccl_now_ns();
+    int rc = 0;
+
+    for (int i = 0; i < ep->nlanes; i++) {
+        struct tcp_lane *l = &ep->lane[i];
+
+        if (rc == 0)
+            rc = tcp_adopt(socks[i]);
+        pthread_mutex_lock(&l->send_mu);
+        l->fd = socks[i];
+        l->last_tx_ns = now;
+        pthread_mutex_unlock(&l->send_mu);
+    }
+    return rc;
+}
+
+/* A connect that fails leaves the endpoint in error with its queued work flushed, so the caller
+ * sees the same thing as for a connection lost later. */
+static int tcp_ep_connect_failed(struct fab_ep *ep, int rc)
+{
+    fab_tcp_ep_fail(ep, FAB_WC_LOCAL_ERR, -1, "could not be connected: %s", strerror(-rc));
+    if (!ep->thread_started)
+        fab_tcp_ep_flush(ep);
+    return rc;
+}
+
+int fab_tcp_ep_connect(struct fab_ep *ep, const void *peer_info, size_t len, const int *socks,
+                       int nsocks)
+{
+    int rc;
+
+    if (nsocks != ep->nlanes || ep->lane[0].fd >= 0) {
+        for (int i = 0; i < nsocks; i++)
+            close(socks[i]);
+        return -EINVAL;
+    }
+    rc = tcp_ep_adopt(ep, socks);
+    if (rc == 0)
+        rc = fab_tcp_io_start(ep);
+    return rc ? tcp_ep_connect_failed(ep, rc) : 0;
+}
+
+void fab_tcp_ep_close(struct fab_ep *ep)
+{
+    if (!ep)
+        return;
+    if (ep->thread_started) {
+        atomic_store(&ep->stop, 1);
+        fab_tcp_io_wake(ep);
+        pthread_join(ep->thread, NULL);
+    }
+    tcp_ep_free(ep, ep->nlanes); /* outstanding work is dropped without completions */
+}
+
+int fab_tcp_ep_error(struct fab_ep *ep, const char **reason)
+{
+    int st;
+
+    pthread_mutex_lock(&ep->mu);
+    st = atomic_load(&ep->status);
+    if (reason)
+        *reason = st ? ep->reason : NULL;
+    pthread_mutex_unlock(&ep->mu);
+    return st;
+}

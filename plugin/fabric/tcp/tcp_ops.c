@@ -1,0 +1,29 @@
+/* The TCP back end as the rest of the plugin sees it. */
+#include "fabric/tcp/tcp_int.h"
+
+const struct fab_ops fab_tcp_ops = {
+        .name = "tcp",
+        .init = fab_tcp_init,
+        .ndevs = fab_tcp_ndevs,
+        .dev_info = fab_tcp_dev_info,
+        .fini = fab_tcp_fini,
+        .domain_open = fab_tcp_domain_open,
+        .domain_close = fab_tcp_domain_close,
+        .mr_reg = fab_tcp_mr_reg,
+        .mr_dereg = fab_tcp_mr_dereg,
+        .mr_remote = fab_tcp_mr_remote,
+        .cq_create = fab_tcp_cq_create,
+        .cq_destroy = fab_tcp_cq_destroy,
+        .cq_poll = fab_tcp_cq_poll,
+        .cq_wait = fab_tcp_cq_wait,
+        .cq_wake = fab_tcp_cq_wake,
+        .side_socks = fab_tcp_side_socks,
+        .ep_create = fab_tcp_ep_create,
+        .ep_local_info = fab_tcp_ep_local_info,
+        .ep_connect = fab_tcp_ep_connect,
+        .ep_close = fab_tcp_ep_close,
+        .ep_error = fab_tcp_ep_error,
+        .post_recv = fab_tcp_post_recv,
+        .post_send = fab_tcp_post_send,
+        .post_write_imm = fab_tcp_post_write_imm,
+};
