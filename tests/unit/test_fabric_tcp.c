@@ -1,0 +1,747 @@
+/* The TCP fabric back end, driven through fab_tcp_ops by two endpoints in one process over
+ * 127.0.0.1, and against raw sockets that play a broken or silent peer. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fabric/fabric.h"
+#include "fabric/tcp/tcp.h"
+#include "fabric/tcp/tcp_wire.h"
+#include "util/clock.h"
+#include "util/param.h"
+
+static const struct fab_ops *F = &fab_tcp_ops;
+
+#define MS 1000000ull
+
+/* ---- helpers ---- */
+
+/* A connected TCP pair on 127.0.0.1 (blocking; ep_connect makes its ends non-blocking). */
+static void tcp_pair(int *a, int *b)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(sa);
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+
+    assert_true(l >= 0);
+    assert_int_equal(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(listen(l, 16), 0);
+    assert_int_equal(getsockname(l, (struct sockaddr *)&sa, &len), 0);
+    *a = socket(AF_INET, SOCK_STREAM, 0);
+    assert_int_equal(connect(*a, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    *b = accept(l, NULL, NULL);
+    assert_true(*b >= 0);
+    close(l);
+}
+
+struct pair {
+    struct fab_domain *dom[2];
+    struct fab_cq *cq[2];
+    struct fab_ep *ep[2];
+    int nlanes;
+};
+
+static struct fab_ep_attr attr_of(int nlanes, int wr, uint64_t liveness_ns)
+{
+    struct fab_ep_attr a = {.nlanes = nlanes, .max_send_wr = wr, .max_recv_wr = wr,
+                            .liveness_ns = liveness_ns, .peer_desc = "127.0.0.1:5000"};
+    return a;
+}
+
+static void pair_create(struct pair *p, int nlanes, int wr, uint64_t liveness_ns)
+{
+    struct fab_ep_attr a = attr_of(nlanes, wr, liveness_ns);
+
+    memset(p, 0, sizeof(*p));
+    p->nlanes = nlanes;
+    for (int s = 0; s < 2; s++) {
+        assert_int_equal(F->domain_open(0, &p->dom[s]), 0);
+        assert_int_equal(F->cq_create(p->dom[s], 8, &p->cq[s]), 0);
+        assert_int_equal(F->side_socks(&a), nlanes);
+        assert_int_equal(F->ep_create(p->dom[s], p->cq[s], &a, &p->ep[s]), 0);
+        assert_int_equal(F->ep_local_info(p->ep[s], NULL, 0), 0);
+    }
+}
+
+static void pair_connect(struct pair *p)
+{
+    int sa[FAB_MAX_LANES], sb[FAB_MAX_LANES];
+
+    for (int i = 0; i < p->nlanes; i++)
+        tcp_pair(&sa[i], &sb[i]);
+    assert_int_equal(F->ep_connect(p->ep[0], NULL, 0, sa, p->nlanes), 0);
+    assert_int_equal(F->ep_connect(p->ep[1], NULL, 0, sb, p->nlanes), 0);
+}
+
+static void pair_open(struct pair *p, int nlanes, int wr, uint64_t liveness_ns)
+{
+    pair_create(p, nlanes, wr, liveness_ns);
+    pair_connect(p);
+}
+
+static void pair_close(struct pair *p)
+{
+    for (int s = 0; s < 2; s++) {
+        F->ep_close(p->ep[s]);
+        F->cq_destroy(p->cq[s]);
+        F->domain_close(p->dom[s]);
+    }
+}
+
+/* One completion within ms milliseconds: 1, or 0 on timeout. */
+static int get_wc(struct fab_cq *cq, struct fab_wc *wc, int ms)
+{
+    uint64_t dl = jaccl_now_ns() + (uint64_t)ms * MS;
+
+    for (;;) {
+        if (F->cq_poll(cq, wc, 1) == 1)
+            return 1;
+        if (F->cq_wait(cq, dl) == -ETIMEDOUT)
+            return F->cq_poll(cq, wc, 1);
+    }
+}
+
+static void expect_wc(struct fab_cq *cq, enum fab_wc_op op, enum fab_wc_status st,
+                      uint64_t wr_id, uint32_t len)
+{
+    struct fab_wc wc;
+
+    assert_int_equal(get_wc(cq, &wc, 5000), 1);
+    assert_int_equal(wc.status, st);
+    assert_int_equal(wc.wr_id, wr_id);
+    if (st == FAB_WC_OK) {
+        assert_int_equal(wc.op, op);
+        assert_int_equal(wc.len, len);
+    }
+}
+
+static void fill(unsigned char *b, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++)
+        b[i] = (unsigned char)(i * 131 + seed * 7 + (i >> 12));
+}
+
+static void msleep(int ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+
+    nanosleep(&ts, NULL);
+}
+
+/* ---- devices ---- */
+
+static void test_devices(void **state)
+{
+    const struct jaccl_param_desc *d = jaccl_param_desc(JP_SOCKET_IFNAME);
+    union jaccl_sockaddr a;
+    int n;
+
+    setenv(d->name, "lo", 1);
+    jaccl_param_reset();
+    n = F->init();
+    assert_int_equal(n, F->ndevs());
+    assert_true(n >= 1);
+    for (int i = 0; i < n; i++) {
+        const struct fab_dev_info *info = F->dev_info(i);
+
+        assert_non_null(info);
+        assert_int_equal(info->guid, (uint64_t)i);
+        assert_int_equal(info->port, 0);
+        assert_true(info->speed_mbps > 0);
+        assert_int_equal(info->max_comms, 65536);
+        assert_int_equal(info->max_msg_bytes, (size_t)1 << 30);
+        assert_int_equal(fab_tcp_dev_addr(i, &a), 0);
+        assert_true(a.sa.sa_family == AF_INET || a.sa.sa_family == AF_INET6);
+        for (int j = 0; j < i; j++)
+            assert_string_not_equal(info->name, F->dev_info(j)->name);
+    }
+    assert_string_equal(F->dev_info(0)->name, "lo");
+    assert_int_equal(F->dev_info(0)->speed_mbps, 10000); /* lo has no speed: fallback */
+    assert_null(F->dev_info(n));
+    assert_int_equal(fab_tcp_dev_addr(n, &a), -EINVAL);
+    F->fini();
+    assert_int_equal(F->ndevs(), 0);
+    unsetenv(d->name);
+    jaccl_param_reset();
+}
+
+/* ---- two-sided ---- */
+
+static void test_send_recv_sizes(void **state)
+{
+    static const size_t sizes[] = {0, 1, 4097, 8u << 20};
+    size_t max = 8u << 20;
+    unsigned char *src = malloc(max), *dst = malloc(max);
+    struct pair p;
+
+    pair_open(&p, 1, 8, 0);
+    for (unsigned k = 0; k < 4; k++) {
+        size_t n = sizes[k];
+
+        fill(src, n, k);
+        memset(dst, 0xee, max);
+        assert_int_equal(F->post_recv(p.ep[1], 0, dst, max, NULL, 100 + k), 0);
+        assert_int_equal(F->post_send(p.ep[0], 0, src, n, NULL, 200 + k), 0);
+        expect_wc(p.cq[0], FAB_WC_SEND, FAB_WC_OK, 200 + k, (uint32_t)n);
+        expect_wc(p.cq[1], FAB_WC_RECV, FAB_WC_OK, 100 + k, (uint32_t)n);
+        assert_memory_equal(dst, src, n ? n : 1 - 1 + (n == 0));
+        assert_int_equal(dst[n], 0xee); /* nothing past the message */
+    }
+    pair_close(&p);
+    free(src);
+    free(dst);
+}
+
+/* Many small messages back to back, to exercise frames batched in one read and one write. */
+static void test_small_burst(void **state)
+{
+    enum { N = 200 };
+    uint32_t in[N], out[N];
+    struct pair p;
+    struct fab_wc wc;
+
+    pair_open(&p, 1, N, 0);
+    for (uint32_t i = 0; i < N; i++) {
+        out[i] = i * 2654435761u;
+        assert_int_equal(F->post_recv(p.ep[1], 0, &in[i], sizeof(in[i]), NULL, i), 0);
+    }
+    for (uint32_t i = 0; i < N; i++)
+        assert_int_equal(F->post_send(p.ep[0], 0, &out[i], sizeof(out[i]), NULL, i), 0);
+    for (uint32_t i = 0; i < N; i++) {
+        assert_int_equal(get_wc(p.cq[1], &wc, 5000), 1);
+        assert_int_equal(wc.status, FAB_WC_OK);
+        assert_int_equal(wc.wr_id, i);
+        assert_int_equal(in[i], out[i]);
+    }
+    for (uint32_t i = 0; i < N; i++)
+        expect_wc(p.cq[0], FAB_WC_SEND, FAB_WC_OK, i, sizeof(uint32_t));
+    pair_close(&p);
+}
+
+static void test_lanes_order(void **state)
+{
+    enum { L = 3, N = 100, SZ = 3000 };
+    static unsigned char src[L][N][SZ], dst[L][N][SZ];
+    int next[L] = {0}, sent = 0;
+    struct pair p;
+    struct fab_wc wc;
+
+    pair_open(&p, L, N, 0);
+    for (int l = 0; l < L; l++)
+        for (int i = 0; i < N; i++) {
+            fill(src[l][i], SZ, (unsigned)(l * N + i));
+            assert_int_equal(F->post_recv(p.ep[1], l, dst[l][i], SZ, NULL,
+                                          (uint64_t)(l * N + i)), 0);
+        }
+    for (int i = 0; i < N; i++) /* interleaved, so the lanes run side by side */
+        for (int l = 0; l < L; l++)
+            assert_int_equal(F->post_send(p.ep[0], l, src[l][i], SZ - (size_t)i, NULL,
+                                          (uint64_t)(l * N + i)), 0);
+    for (int k = 0; k < L * N; k++) {
+        assert_int_equal(get_wc(p.cq[1], &wc, 5000), 1);
+        assert_int_equal(wc.status, FAB_WC_OK);
+        assert_true(wc.lane >= 0 && wc.lane < L);
+        assert_int_equal(wc.wr_id, (uint64_t)(wc.lane * N + next[wc.lane]));
+        assert_int_equal(wc.len, SZ - next[wc.lane]);
+        assert_memory_equal(dst[wc.lane][next[wc.lane]], src[wc.lane][next[wc.lane]], wc.len);
+        next[wc.lane]++;
+    }
+    while (sent < L * N && get_wc(p.cq[0], &wc, 5000) == 1) {
+        assert_int_equal(wc.status, FAB_WC_OK);
+        sent++;
+    }
+    assert_int_equal(sent, L * N);
+    pair_close(&p);
+}
+
+/* ---- one-sided ---- */
+
+static void test_write_imm(void **state)
+{
+    enum { SZ = 65536, OFF = 100, LEN = 5000 };
+    unsigned char *dst = malloc(SZ), src[LEN];
+    struct fab_mr *mr, *smr;
+    struct fab_remote_buf rb;
+    struct fab_wc wc;
+    struct pair p;
+
+    pair_open(&p, 1, 4, 0);
+    memset(dst, 0x5a, SZ);
+    fill(src, LEN, 3);
+    assert_int_equal(F->mr_reg(p.dom[1], dst, SZ, &mr), 0);
+    assert_int_equal(F->mr_reg(p.dom[0], src, LEN, &smr), 0);
+    rb = F->mr_remote(mr, dst + OFF);
+    assert_int_equal(rb.addr, (uint64_t)(uintptr_t)(dst + OFF));
+    assert_int_equal(F->post_recv(p.ep[1], 0, NULL, 0, NULL, 7), 0);
+    assert_int_equal(F->post_write_imm(p.ep[0], 0, src, LEN, smr, rb, 0xdeadbeef, 9), 0);
+    expect_wc(p.cq[0], FAB_WC_WRITE, FAB_WC_OK, 9, LEN);
+    assert_int_equal(get_wc(p.cq[1], &wc, 5000), 1);
+    assert_int_equal(wc.status, FAB_WC_OK);
+    assert_int_equal(wc.op, FAB_WC_RECV_IMM);
+    assert_int_equal(wc.wr_id, 7);
+    assert_int_equal(wc.len, LEN);
+    assert_int_equal(wc.imm, 0xdeadbeef);
+    assert_ptr_equal(wc.ep, p.ep[1]);
+    assert_memory_equal(dst + OFF, src, LEN);
+    assert_int_equal(dst[OFF - 1], 0x5a);
+    assert_int_equal(dst[OFF + LEN], 0x5a);
+
+    /* Zero-length write: only the immediate travels (no rkey check, as on verbs). */
+    struct fab_remote_buf none = {0, 0};
+    assert_int_equal(F->post_recv(p.ep[1], 0, NULL, 0, NULL, 8), 0);
+    assert_int_equal(F->post_write_imm(p.ep[0], 0, NULL, 0, NULL, none, 42, 10), 0);
+    expect_wc(p.cq[0], FAB_WC_WRITE, FAB_WC_OK, 10, 0);
+    assert_int_equal(get_wc(p.cq[1], &wc, 5000), 1);
+    assert_int_equal(wc.op, FAB_WC_RECV_IMM);
+    assert_int_equal(wc.imm, 42);
+    assert_int_equal(wc.len, 0);
+
+    /* A local buffer outside the mr it names is refused at post time (the lkey check). */
+    assert_int_equal(F->post_send(p.ep[0], 0, src + 1, LEN, smr, 11), -EINVAL);
+    assert_int_equal(F->post_send(p.ep[0], 0, src, LEN, mr, 11), -EINVAL); /* other domain */
+    assert_int_equal(F->post_send(p.ep[0], 5, src, 1, NULL, 11), -EINVAL);
+    F->mr_dereg(smr);
+    F->mr_dereg(mr);
+    pair_close(&p);
+    free(dst);
+}
+
+enum oob_kind { OOB_ADDR, OOB_KEY, OOB_DEREG, OOB_OTHER_DOMAIN };
+
+static void check_write_rejected(enum oob_kind kind)
+{
+    enum { SZ = 4096 };
+    unsigned char *dst = malloc(SZ + 64), src[256];
+    struct fab_mr *mr, *mr2 = NULL;
+    struct fab_remote_buf rb;
+    const char *why;
+    struct fab_wc wc;
+    struct pair p;
+
+    pair_open(&p, 1, 4, 0);
+    memset(dst, 0xc3, SZ + 64); /* the last 64 bytes are canaries outside the mr */
+    memset(src, 0x11, sizeof(src));
+    assert_int_equal(F->mr_reg(p.dom[1], dst, SZ, &mr), 0);
+    rb = F->mr_remote(mr, dst + SZ - 100); /* 256 bytes from here cross the end */
+    if (kind == OOB_KEY || kind == OOB_DEREG || kind == OOB_OTHER_DOMAIN)
+        rb = F->mr_remote(mr, dst);
+    if (kind == OOB_KEY)
+        rb.rkey ^= 1;
+    if (kind == OOB_DEREG)
+        F->mr_dereg(mr);
+    if (kind == OOB_OTHER_DOMAIN) { /* a valid key, but of the sender's domain */
+        assert_int_equal(F->mr_reg(p.dom[0], dst, SZ, &mr2), 0);
+        rb = F->mr_remote(mr2, dst);
+    }
+    assert_int_equal(F->post_recv(p.ep[1], 0, NULL, 0, NULL, 1), 0);
+    assert_int_equal(F->post_recv(p.ep[1], 0, NULL, 0, NULL, 2), 0);
+    assert_int_equal(F->post_write_imm(p.ep[0], 0, src, sizeof(src), NULL, rb, 5, 3), 0);
+    assert_int_equal(get_wc(p.cq[1], &wc, 5000), 1);
+    assert_int_equal(wc.status, FAB_WC_REMOTE_ACCESS);
+    assert_int_equal(wc.wr_id, 1);
+    assert_int_equal(get_wc(p.cq[1], &wc, 5000), 1);
+    assert_int_equal(wc.status, FAB_WC_FLUSHED);
+    assert_int_equal(wc.wr_id, 2);
+    assert_int_equal(F->ep_error(p.ep[1], &why), FAB_WC_REMOTE_ACCESS);
+    assert_non_null(strstr(why, "127.0.0.1:5000"));
+    assert_non_null(strstr(why, "(lane 0)"));
+    for (int i = 0; i < SZ + 64; i++)
+        assert_int_equal(dst[i], 0xc3);
+    /* The target shut its sockets: the writer learns its peer is gone. */
+    assert_int_equal(F->post_recv(p.ep[0], 0, NULL, 0, NULL, 4), 0);
+    expect_wc(p.cq[0], FAB_WC_WRITE, FAB_WC_OK, 3, sizeof(src));
+    assert_int_equal(get_wc(p.cq[0], &wc, 5000), 1);
+    assert_int_equal(wc.status, FAB_WC_PEER_LOST);
+    assert_int_equal(F->post_recv(p.ep[1], 0, NULL, 0, NULL, 9), -ENOTCONN);
+    if (kind != OOB_DEREG)
+        F->mr_dereg(mr);
+    if (mr2)
+        F->mr_dereg(mr2);
+    pair_close(&p);
+    free(dst);
+}
+
+static void test_write_out_of_bounds(void **state)
+{
+    check_write_rejected(OOB_ADDR);
+}
+
+static void test_write_bad_key(void **state)
+{
+    check_write_rejected(OOB_KEY);
+}
+
+static void test_write_deregistered(void **state)
+{
+    check_write_rejected(OOB_DEREG);
+}
+
+static void test_write_other_domain(void **state)
+{
+    check_write_rejected(OOB_OTHER_DOMAIN);
+}
+
+/* A raw peer sends half of a big WRITE_IMM, the target deregisters, the peer sends the rest:
+ * mr_dereg must not wait for the peer, and no byte may land after it returned. */
+static void test_dereg_while_landing(void **state)
+{
+    enum { SZ = 1 << 20, HALF = SZ / 2 };
+    unsigned char *dst = malloc(SZ), *src = malloc(SZ);
+    struct fab_ep_attr a = attr_of(1, 4, 0);
+    struct fab_domain *dom;
+    struct fab_cq *cq;
+    struct fab_ep *ep;
+    struct fab_mr *mr;
+    struct tcp_hdr h;
+    struct fab_wc wc;
+    int s, raw;
+
+    tcp_pair(&raw, &s);
+    assert_int_equal(F->domain_open(0, &dom), 0);
+    assert_int_equal(F->cq_create(dom, 4, &cq), 0);
+    assert_int_equal(F->ep_create(dom, cq, &a, &ep), 0);
+    assert_int_equal(F->ep_connect(ep, NULL, 0, &s, 1), 0);
+    memset(dst, 0, SZ);
+    memset(src, 0xab, SZ);
+    assert_int_equal(F->mr_reg(dom, dst, SZ, &mr), 0);
+    assert_int_equal(F->post_recv(ep, 0, NULL, 0, NULL, 1), 0);
+    h = tcp_hdr_make(TCP_OP_WRITE_IMM, SZ, 1, (uint64_t)(uintptr_t)dst, F->mr_remote(mr, dst).rkey);
+    assert_int_equal(write(raw, &h, sizeof(h)), sizeof(h));
+    assert_int_equal(write(raw, src, HALF), HALF);
+    for (int i = 0; i < 500 && dst[HALF - 1] != 0xab; i++)
+        msleep(2);
+    assert_int_equal(dst[HALF - 1], 0xab);
+    F->mr_dereg(mr);
+    memset(dst, 0, SZ);
+    assert_int_equal(write(raw, src, HALF), HALF);
+    assert_int_equal(get_wc(cq, &wc, 5000), 1);
+    assert_int_equal(wc.status, FAB_WC_REMOTE_ACCESS);
+    msleep(20);
+    for (int i = 0; i < SZ; i++)
+        assert_int_equal(dst[i], 0);
+    F->ep_close(ep);
+    close(raw);
+    F->cq_destroy(cq);
+    F->domain_close(dom);
+    free(dst);
+    free(src);
+}
+
+/* ---- protocol errors ---- */
+
+static void test_no_recv(void **state)
+{
+    const char *why;
+    struct fab_wc wc;
+    char b = 1;
+    struct pair p;
+
+    pair_open(&p, 2, 4, 0);
+    assert_int_equal(F->post_recv(p.ep[1], 1, &b, 1, NULL, 77), 0); /* other lane */
+    assert_int_equal(F->post_recv(p.ep[0], 1, &b, 1, NULL, 78), 0);
+    assert_int_equal(F->post_send(p.ep[0], 0, &b, 1, NULL, 5), 0);
+    assert_int_equal(get_wc(p.cq[1], &wc, 5000), 1);
+    assert_int_equal(wc.wr_id, 77);
+    assert_int_equal(wc.status, FAB_WC_NO_RECV);
+    assert_int_equal(F->ep_error(p.ep[1], &why), FAB_WC_NO_RECV);
+    assert_non_null(strstr(why, "no RECV posted (lane 0)"));
+    assert_int_equal(F->post_send(p.ep[1], 0, &b, 1, NULL, 6), -ENOTCONN);
+    assert_int_equal(F->post_recv(p.ep[1], 0, &b, 1, NULL, 6), -ENOTCONN);
+    /* The sender's send went out; then its peer vanished. */
+    expect_wc(p.cq[0], FAB_WC_SEND, FAB_WC_OK, 5, 1);
+    assert_int_equal(get_wc(p.cq[0], &wc, 5000), 1);
+    assert_int_equal(wc.wr_id, 78);
+    assert_int_equal(wc.status, FAB_WC_PEER_LOST);
+    assert_int_equal(F->ep_error(p.ep[0], &why), FAB_WC_PEER_LOST);
+    pair_close(&p);
+}
+
+static void test_len_err(void **state)
+{
+    char small[10], big[100] = {0};
+    struct pair p;
+
+    pair_open(&p, 1, 4, 0);
+    assert_int_equal(F->post_recv(p.ep[1], 0, small, sizeof(small), NULL, 1), 0);
+    assert_int_equal(F->post_recv(p.ep[1], 0, small, sizeof(small), NULL, 2), 0);
+    assert_int_equal(F->post_send(p.ep[0], 0, big, sizeof(big), NULL, 3), 0);
+    expect_wc(p.cq[1], FAB_WC_RECV, FAB_WC_LEN_ERR, 1, 0);
+    expect_wc(p.cq[1], FAB_WC_RECV, FAB_WC_FLUSHED, 2, 0);
+    assert_int_equal(F->ep_error(p.ep[1], NULL), FAB_WC_LEN_ERR);
+    pair_close(&p);
+}
+
+/* ---- liveness ---- */
+
+static void test_peer_close(void **state)
+{
+    const char *why;
+    struct fab_wc wc;
+    char b[4][8];
+    struct pair p;
+    uint64_t t0;
+
+    pair_open(&p, 2, 4, 0);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(F->post_recv(p.ep[1], i % 2, b[i], 8, NULL, (uint64_t)i), 0);
+    t0 = jaccl_now_ns();
+    F->ep_close(p.ep[0]);
+    p.ep[0] = NULL;
+    assert_int_equal(get_wc(p.cq[1], &wc, 1000), 1);
+    assert_true(jaccl_now_ns() - t0 < 1000 * MS);
+    assert_int_equal(wc.status, FAB_WC_PEER_LOST);
+    for (int i = 1; i < 4; i++) {
+        assert_int_equal(get_wc(p.cq[1], &wc, 1000), 1);
+        assert_int_equal(wc.status, FAB_WC_FLUSHED);
+    }
+    assert_int_equal(F->ep_error(p.ep[1], &why), FAB_WC_PEER_LOST);
+    assert_non_null(strstr(why, "peer 127.0.0.1:5000 closed the connection (lane "));
+    pair_close(&p);
+}
+
+/* The peer socket stays open but nobody ever services it. */
+static void test_liveness_silent_peer(void **state)
+{
+    struct fab_ep_attr a = attr_of(1, 4, 300 * MS);
+    struct fab_domain *dom;
+    struct fab_cq *cq;
+    struct fab_ep *ep;
+    struct fab_wc wc;
+    const char *why;
+    uint64_t t0, dt;
+    int s, raw;
+    char b[8];
+
+    tcp_pair(&raw, &s);
+    assert_int_equal(F->domain_open(0, &dom), 0);
+    assert_int_equal(F->cq_create(dom, 4, &cq), 0);
+    assert_int_equal(F->ep_create(dom, cq, &a, &ep), 0);
+    assert_int_equal(F->post_recv(ep, 0, b, sizeof(b), NULL, 1), 0);
+    t0 = jaccl_now_ns();
+    assert_int_equal(F->ep_connect(ep, NULL, 0, &s, 1), 0);
+    assert_int_equal(get_wc(cq, &wc, 3000), 1);
+    dt = jaccl_now_ns() - t0;
+    assert_int_equal(wc.status, FAB_WC_PEER_LOST);
+    assert_true(dt >= 290 * MS);
+    assert_true(dt < 1500 * MS);
+    assert_int_equal(F->ep_error(ep, &why), FAB_WC_PEER_LOST);
+    assert_non_null(strstr(why, "liveness"));
+    F->ep_close(ep);
+    close(raw);
+    F->cq_destroy(cq);
+    F->domain_close(dom);
+}
+
+static void test_heartbeats_keep_alive(void **state)
+{
+    struct fab_wc wc;
+    char x = 'x', y = 0;
+    struct pair p;
+
+    pair_open(&p, 2, 4, 300 * MS);
+    msleep(900);
+    assert_int_equal(F->ep_error(p.ep[0], NULL), 0);
+    assert_int_equal(F->ep_error(p.ep[1], NULL), 0);
+    assert_int_equal(F->cq_poll(p.cq[0], &wc, 1), 0); /* heartbeats complete nothing */
+    assert_int_equal(F->cq_poll(p.cq[1], &wc, 1), 0);
+    assert_int_equal(F->post_recv(p.ep[1], 1, &y, 1, NULL, 1), 0);
+    assert_int_equal(F->post_send(p.ep[0], 1, &x, 1, NULL, 2), 0);
+    expect_wc(p.cq[1], FAB_WC_RECV, FAB_WC_OK, 1, 1);
+    assert_int_equal(y, 'x');
+    pair_close(&p);
+}
+
+/* ---- close, limits, CQ ---- */
+
+static void test_close_in_flight(void **state)
+{
+    enum { N = 8, SZ = 8 << 20 };
+    unsigned char *buf = malloc(SZ), *rbuf = malloc(SZ);
+    struct fab_wc wc;
+    struct pair p;
+    int n0, n1;
+
+    memset(buf, 1, SZ);
+    pair_open(&p, 2, N, 300 * MS);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(F->post_recv(p.ep[1], i % 2, rbuf, SZ, NULL, (uint64_t)i), 0);
+        assert_int_equal(F->post_send(p.ep[0], i % 2, buf, SZ, NULL, (uint64_t)i), 0);
+    }
+    F->ep_close(p.ep[1]); /* receiver first: the sender is mid-stream to a dead peer */
+    p.ep[1] = NULL;
+    msleep(10);
+    F->ep_close(p.ep[0]);
+    p.ep[0] = NULL;
+    n0 = F->cq_poll(p.cq[0], &wc, 1) + 0;
+    while (F->cq_poll(p.cq[0], &wc, 1) == 1)
+        n0++;
+    while (F->cq_poll(p.cq[1], &wc, 1) == 1)
+        ;
+    msleep(50);
+    n1 = F->cq_poll(p.cq[0], &wc, 1) + F->cq_poll(p.cq[1], &wc, 1);
+    assert_int_equal(n1, 0); /* nothing after close returned */
+    assert_true(n0 <= 2 * N);
+    pair_close(&p);
+    free(buf);
+    free(rbuf);
+}
+
+/* A peer that never reads: the socket fills, the lane's queue fills, the next post says so. */
+static void test_queue_full(void **state)
+{
+    enum { WR = 4, SZ = 16 << 20 };
+    struct fab_ep_attr a = attr_of(1, WR, 0);
+    unsigned char *buf = calloc(1, SZ);
+    struct fab_domain *dom;
+    struct fab_cq *cq;
+    struct fab_ep *ep;
+    int s, raw;
+    char r[WR + 1];
+
+    tcp_pair(&raw, &s);
+    assert_int_equal(F->domain_open(0, &dom), 0);
+    assert_int_equal(F->cq_create(dom, 4, &cq), 0);
+    assert_int_equal(F->ep_create(dom, cq, &a, &ep), 0);
+    for (int i = 0; i < WR; i++)
+        assert_int_equal(F->post_recv(ep, 0, &r[i], 1, NULL, (uint64_t)i), 0);
+    assert_int_equal(F->post_recv(ep, 0, &r[WR], 1, NULL, 9), -EAGAIN);
+    assert_int_equal(F->ep_connect(ep, NULL, 0, &s, 1), 0);
+    for (int i = 0; i < WR; i++)
+        assert_int_equal(F->post_send(ep, 0, buf, SZ, NULL, (uint64_t)i), 0);
+    assert_int_equal(F->post_send(ep, 0, buf, SZ, NULL, 9), -EAGAIN);
+    assert_int_equal(F->post_send(ep, 0, buf, (1u << 30) + 1, NULL, 9), -EMSGSIZE);
+    F->ep_close(ep);
+    close(raw);
+    F->cq_destroy(cq);
+    F->domain_close(dom);
+    free(buf);
+}
+
+static void test_cq_wait_timeout(void **state)
+{
+    struct fab_domain *dom;
+    struct fab_cq *cq;
+    uint64_t t0, dt;
+
+    assert_int_equal(F->domain_open(0, &dom), 0);
+    assert_int_equal(F->cq_create(dom, 1, &cq), 0);
+    t0 = jaccl_now_ns();
+    assert_int_equal(F->cq_wait(cq, t0 + 100 * MS), -ETIMEDOUT);
+    dt = jaccl_now_ns() - t0;
+    assert_true(dt >= 100 * MS);
+    assert_true(dt < 600 * MS);
+    assert_int_equal(F->cq_wait(cq, t0), -ETIMEDOUT); /* already past */
+    F->cq_wake(cq); /* nobody waiting: kept for the next waiter */
+    assert_int_equal(F->cq_wait(cq, UINT64_MAX), 0);
+    F->cq_destroy(cq);
+    F->domain_close(dom);
+}
+
+struct delayed {
+    struct pair *p;
+    char *b;
+    int wake_only;
+};
+
+static void *delayed_post(void *arg)
+{
+    struct delayed *d = arg;
+
+    msleep(100);
+    if (d->wake_only)
+        F->cq_wake(d->p->cq[1]);
+    else
+        assert_int_equal(F->post_send(d->p->ep[0], 0, d->b, 1, NULL, 1), 0);
+    return NULL;
+}
+
+static void test_cq_wait_wakes(void **state)
+{
+    char b = 'b', r = 0;
+    struct delayed d = {.b = &b};
+    struct fab_wc wc;
+    struct pair p;
+    pthread_t t;
+    uint64_t t0, dt;
+
+    pair_open(&p, 1, 4, 0);
+    d.p = &p;
+    assert_int_equal(F->post_recv(p.ep[1], 0, &r, 1, NULL, 1), 0);
+    for (int wake_only = 0; wake_only < 2; wake_only++) {
+        d.wake_only = wake_only;
+        t0 = jaccl_now_ns();
+        assert_int_equal(pthread_create(&t, NULL, delayed_post, &d), 0);
+        assert_int_equal(F->cq_wait(p.cq[1], t0 + 10000 * MS), 0);
+        dt = jaccl_now_ns() - t0;
+        pthread_join(t, NULL);
+        assert_true(dt >= 90 * MS);
+        assert_true(dt < 2000 * MS);
+        assert_int_equal(F->cq_poll(p.cq[1], &wc, 1), !wake_only);
+    }
+    assert_int_equal(r, 'b');
+    pair_close(&p);
+}
+
+static void test_post_before_connect(void **state)
+{
+    char x[3] = "ab", y[3] = {0};
+    struct pair p;
+
+    pair_create(&p, 1, 4, 0);
+    assert_int_equal(F->post_recv(p.ep[1], 0, y, 3, NULL, 1), 0);
+    assert_int_equal(F->post_send(p.ep[0], 0, x, 3, NULL, 2), 0);
+    pair_connect(&p);
+    expect_wc(p.cq[0], FAB_WC_SEND, FAB_WC_OK, 2, 3);
+    expect_wc(p.cq[1], FAB_WC_RECV, FAB_WC_OK, 1, 3);
+    assert_string_equal(y, "ab");
+    pair_close(&p);
+}
+
+static void test_status_str(void **state)
+{
+    assert_string_equal(fab_wc_status_str(FAB_WC_OK), "success");
+    for (int s = FAB_WC_OK; s <= FAB_WC_LOCAL_ERR; s++)
+        assert_non_null(fab_wc_status_str((enum fab_wc_status)s));
+    assert_string_equal(fab_wc_status_str((enum fab_wc_status)99), "unknown status");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_devices),
+            cmocka_unit_test(test_status_str),
+            cmocka_unit_test(test_send_recv_sizes),
+            cmocka_unit_test(test_small_burst),
+            cmocka_unit_test(test_lanes_order),
+            cmocka_unit_test(test_post_before_connect),
+            cmocka_unit_test(test_write_imm),
+            cmocka_unit_test(test_write_out_of_bounds),
+            cmocka_unit_test(test_write_bad_key),
+            cmocka_unit_test(test_write_deregistered),
+            cmocka_unit_test(test_write_other_domain),
+            cmocka_unit_test(test_dereg_while_landing),
+            cmocka_unit_test(test_no_recv),
+            cmocka_unit_test(test_len_err),
+            cmocka_unit_test(test_peer_close),
+            cmocka_unit_test(test_liveness_silent_peer),
+            cmocka_unit_test(test_heartbeats_keep_alive),
+            cmocka_unit_test(test_close_in_flight),
+            cmocka_unit_test(test_queue_full),
+            cmocka_unit_test(test_cq_wait_timeout),
+            cmocka_unit_test(test_cq_wait_wakes),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
