@@ -232,7 +232,7 @@ static void test_all_codes(void **state)
         for (uint32_t c = 0; c < ncodes(f); c++) {
             double want = ref_decode(f, c);
             float got = cvt_to_float(f, c);
-            if (isnan(want) ? !isnan(got) : (double)got != want || signbit(got) != signbit(want))
+            if (isnan(want) ? !isnan(got) : (double)got != want || !signbit(got) != !signbit(want))
                 fail_msg("fmt %d: decode 0x%x gives %a, want %a", f, c, (double)got, want);
             uint32_t back = cvt_from_float(f, got);
             if (back != ref_cvt(f, got))

@@ -72,7 +72,8 @@ void fab_tcp_cq_push(struct fab_cq *cq, const struct fab_wc *wc)
     if (cq->n == cq->cap && tcp_cq_grow(cq) != 0) {
         pthread_mutex_unlock(&cq->mu);
         JWARN("TCP fabric: out of memory growing a CQ beyond %u entries; completion of "
-              "wr_id %llu lost", cq->cap, (unsigned long long)wc->wr_id);
+              "wr_id %llu lost",
+              cq->cap, (unsigned long long)wc->wr_id);
         return;
     }
     cq->ring[(cq->head + cq->n) % cq->cap] = *wc;

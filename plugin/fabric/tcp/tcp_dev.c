@@ -13,9 +13,9 @@
 #include "util/log.h"
 #include "util/param.h"
 
-#define TCP_MAX_DEVS       32
-#define TCP_DEFAULT_SPEED  10000 /* Mb/s, NCCL's fallback when sysfs says nothing useful */
-#define TCP_MAX_COMMS      65536
+#define TCP_MAX_DEVS      32
+#define TCP_DEFAULT_SPEED 10000 /* Mb/s, NCCL's fallback when sysfs says nothing useful */
+#define TCP_MAX_COMMS     65536
 
 struct tcp_dev {
     struct fab_dev_info info;
@@ -90,8 +90,7 @@ int fab_tcp_init(void)
     int n;
 
     fab_tcp_fini();
-    n = jaccl_find_interfaces(jaccl_param_str(JP_SOCKET_IFNAME), tcp_family(), ifs,
-                              TCP_MAX_DEVS);
+    n = jaccl_find_interfaces(jaccl_param_str(JP_SOCKET_IFNAME), tcp_family(), ifs, TCP_MAX_DEVS);
     for (int i = 0; i < n; i++)
         tcp_dev_fill(&g_dev[i], i, &ifs[i]);
     g_ndev = n < 0 ? 0 : n;

@@ -73,6 +73,7 @@ int fab_tcp_ep_create(struct fab_domain *dom, struct fab_cq *cq, const struct fa
     ep->liveness_ns = attr->liveness_ns;
     snprintf(ep->peer, sizeof(ep->peer), "%s", attr->peer_desc ? attr->peer_desc : "?");
     ep->epfd = ep->wakefd = -1;
+    ep->fail_lane = -1;
     pthread_mutex_init(&ep->mu, NULL);
     for (int i = 0; i < attr->nlanes; i++) {
         if (tcp_lane_init(&ep->lane[i], i, attr)) {

@@ -44,10 +44,11 @@ void fab_tcp_ep_fail(struct fab_ep *ep, enum fab_wc_status st, int lane, const c
     else
         snprintf(ep->reason, sizeof(ep->reason), "peer %s %s", ep->peer, what);
     ep->cause_owed = 1;
+    ep->fail_lane = lane;
     atomic_store(&ep->status, (int)st);
     pthread_mutex_unlock(&ep->mu);
-    JINFO(NCCL_NET, "TCP fabric: endpoint %p failed (%s): %s", (void *)ep,
-          fab_wc_status_str(st), ep->reason);
+    JINFO(NCCL_NET, "TCP fabric: endpoint %p failed (%s): %s", (void *)ep, fab_wc_status_str(st),
+          ep->reason);
     fab_tcp_io_wake(ep);
 }
 
@@ -63,7 +64,7 @@ static void tcp_flush_one(struct fab_ep *ep, int lane, uint64_t wr_id, enum fab_
     fab_tcp_cq_push(ep->cq, &wc);
 }
 
-/* In lane order; within a lane the RECV that was being filled first (it may be the very one
+/* Within a lane: the RECV that was being filled first (it may be the very one
  * that broke the endpoint: LEN_ERR, REMOTE_ACCESS), then the other RECVs, then the sends. */
 static void tcp_flush_lane(struct fab_ep *ep, struct tcp_lane *l)
 {
@@ -82,15 +83,18 @@ static void tcp_flush_lane(struct fab_ep *ep, struct tcp_lane *l)
         const struct tcp_swr *w = &l->sq[l->sq_head];
 
         if (w->op != TCP_OP_HEARTBEAT)
-            tcp_flush_one(ep, l->idx, w->wr_id,
-                          w->op == TCP_OP_SEND ? FAB_WC_SEND : FAB_WC_WRITE);
+            tcp_flush_one(ep, l->idx, w->wr_id, w->op == TCP_OP_SEND ? FAB_WC_SEND : FAB_WC_WRITE);
     }
     l->sq_hb = 0;
     pthread_mutex_unlock(&l->send_mu);
 }
 
+/* The lane that broke goes first, so the cause lands on its own work when it has any. */
 void fab_tcp_ep_flush(struct fab_ep *ep)
 {
+    if (ep->fail_lane >= 0)
+        tcp_flush_lane(ep, &ep->lane[ep->fail_lane]);
     for (int i = 0; i < ep->nlanes; i++)
-        tcp_flush_lane(ep, &ep->lane[i]);
+        if (i != ep->fail_lane)
+            tcp_flush_lane(ep, &ep->lane[i]);
 }

@@ -57,8 +57,7 @@ int fab_tcp_mr_pin(struct fab_domain *dom, uint64_t key, uint64_t addr, size_t l
                    struct fab_mr **out);
 void fab_tcp_mr_unpin(struct fab_mr *mr);
 /* 0 if [buf, buf+len) lies in mr and mr belongs to dom (the verbs lkey check), else -EINVAL. */
-int fab_tcp_mr_check_local(struct fab_domain *dom, struct fab_mr *mr, const void *buf,
-                           size_t len);
+int fab_tcp_mr_check_local(struct fab_domain *dom, struct fab_mr *mr, const void *buf, size_t len);
 
 /* ---- completion queues (tcp_cq.c) ---- */
 struct fab_cq {
@@ -94,12 +93,13 @@ struct tcp_rwr { /* a posted RECV */
     size_t cap;
 };
 
-struct tcp_rx { /* receive state of one lane: I/O thread only */
-    int ready;  /* EPOLLIN seen and recv() has not said EAGAIN since */
-    int in_msg; /* a header was parsed; its payload is landing */
+struct tcp_rx {  /* receive state of one lane: I/O thread only */
+    int ready;   /* EPOLLIN seen and recv() has not said EAGAIN since */
+    int drained; /* the last read came back short: the socket is empty until the next edge */
+    int in_msg;  /* a header was parsed; its payload is landing */
     struct tcp_msg msg;
-    uint32_t got;      /* payload bytes landed */
-    int have_wr;       /* wr was popped for this message */
+    uint32_t got; /* payload bytes landed */
+    int have_wr;  /* wr was popped for this message */
     struct tcp_rwr wr;
     uint32_t off, end; /* unparsed bytes in stage */
     unsigned char stage[TCP_STAGE];
@@ -127,8 +127,9 @@ struct fab_ep {
     pthread_mutex_t mu;
     atomic_int status; /* enum fab_wc_status; 0 while healthy */
     int cause_owed;    /* the next flushed completion carries status (I/O thread only) */
-    char reason[320]; /* "peer <peer> <what> (lane n)" */
-    atomic_int stop; /* ep_close asks the I/O thread to leave */
+    int fail_lane;     /* the lane that broke, flushed first; -1 = none in particular */
+    char reason[320];  /* "peer <peer> <what> (lane n)" */
+    atomic_int stop;   /* ep_close asks the I/O thread to leave */
     int epfd, wakefd;
     int thread_started;
     pthread_t thread;
@@ -157,8 +158,8 @@ enum fab_wc_status fab_tcp_errno_status(int err);
 void fab_tcp_ep_flush(struct fab_ep *ep);
 
 /* tcp_tx.c */
-int fab_tcp_post_send(struct fab_ep *ep, int lane, const void *buf, size_t len,
-                      struct fab_mr *mr, uint64_t wr_id);
+int fab_tcp_post_send(struct fab_ep *ep, int lane, const void *buf, size_t len, struct fab_mr *mr,
+                      uint64_t wr_id);
 int fab_tcp_post_write_imm(struct fab_ep *ep, int lane, const void *buf, size_t len,
                            struct fab_mr *mr, struct fab_remote_buf dst, uint32_t imm,
                            uint64_t wr_id);

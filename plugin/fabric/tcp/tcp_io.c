@@ -52,8 +52,10 @@ static void tcp_io_dispatch(struct fab_ep *ep, const struct epoll_event *ev, int
             continue;
         }
         l = &ep->lane[ev[i].data.u32];
-        if (ev[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+        if (ev[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
             l->rx.ready = 1;
+            l->rx.drained = 0;
+        }
         if (ev[i].events & EPOLLOUT)
             tcp_io_send(ep, l);
     }
@@ -112,7 +114,7 @@ static void *tcp_io_main(void *arg)
     while (tcp_io_healthy(ep)) {
         n = epoll_wait(ep->epfd, ev, ep->nlanes + 1, timeout);
         if (n < 0 && errno != EINTR) {
-            fab_tcp_ep_fail(ep, FAB_WC_LOCAL_ERR, -1, "unreachable: epoll_wait: %s",
+            fab_tcp_ep_fail(ep, FAB_WC_LOCAL_ERR, -1, "left behind: local epoll_wait failed: %s",
                             strerror(errno));
             break;
         }

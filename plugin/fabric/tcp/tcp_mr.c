@@ -195,8 +195,7 @@ void fab_tcp_mr_unpin(struct fab_mr *mr)
     pthread_mutex_unlock(&d->mu);
 }
 
-int fab_tcp_mr_check_local(struct fab_domain *dom, struct fab_mr *mr, const void *buf,
-                           size_t len)
+int fab_tcp_mr_check_local(struct fab_domain *dom, struct fab_mr *mr, const void *buf, size_t len)
 {
     if (!mr)
         return 0; /* unregistered local buffers are fine over TCP */

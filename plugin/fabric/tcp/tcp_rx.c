@@ -86,8 +86,7 @@ static int tcp_rx_begin(struct fab_ep *ep, struct tcp_lane *l)
 
     memcpy(&h, rx->stage + rx->off, sizeof(h));
     rx->off += sizeof(h);
-    if (tcp_hdr_parse(&h, &rx->msg) != 0 ||
-        (rx->msg.op == TCP_OP_HEARTBEAT && rx->msg.len != 0)) {
+    if (tcp_hdr_parse(&h, &rx->msg) != 0 || (rx->msg.op == TCP_OP_HEARTBEAT && rx->msg.len != 0)) {
         fab_tcp_ep_fail(ep, FAB_WC_LOCAL_ERR, l->idx, "sent a corrupt frame header");
         return -1;
     }
@@ -96,8 +95,7 @@ static int tcp_rx_begin(struct fab_ep *ep, struct tcp_lane *l)
     if (rx->msg.op == TCP_OP_WRITE_IMM && tcp_rx_check_write(ep, l, &rx->msg))
         return -1;
     if (rx->msg.op != TCP_OP_SEND && rx->msg.op != TCP_OP_WRITE_IMM) {
-        fab_tcp_ep_fail(ep, FAB_WC_LOCAL_ERR, l->idx, "sent unknown frame type %u",
-                        rx->msg.op);
+        fab_tcp_ep_fail(ep, FAB_WC_LOCAL_ERR, l->idx, "sent unknown frame type %u", rx->msg.op);
         return -1;
     }
     if (tcp_rx_pop(l)) {
@@ -118,8 +116,11 @@ static int tcp_rx_begin(struct fab_ep *ep, struct tcp_lane *l)
 static void tcp_rx_finish(struct fab_ep *ep, struct tcp_lane *l)
 {
     struct tcp_rx *rx = &l->rx;
-    struct fab_wc wc = {.wr_id = rx->wr.wr_id, .ep = ep, .status = FAB_WC_OK,
-                        .len = rx->msg.len, .lane = l->idx};
+    struct fab_wc wc = {.wr_id = rx->wr.wr_id,
+                        .ep = ep,
+                        .status = FAB_WC_OK,
+                        .len = rx->msg.len,
+                        .lane = l->idx};
 
     if (rx->msg.op == TCP_OP_WRITE_IMM) {
         wc.op = FAB_WC_RECV_IMM;
@@ -136,13 +137,20 @@ static void tcp_rx_finish(struct fab_ep *ep, struct tcp_lane *l)
 static ssize_t tcp_rx_read(struct fab_ep *ep, struct tcp_lane *l, struct iovec *iov, int niov)
 {
     struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)niov};
+    size_t asked = 0;
     ssize_t n;
 
     do {
         n = recvmsg(l->fd, &mh, MSG_DONTWAIT);
     } while (n < 0 && errno == EINTR);
-    if (n > 0)
+    if (n > 0) {
+        for (int i = 0; i < niov; i++)
+            asked += iov[i].iov_len;
+        /* A short read emptied the socket: whatever comes next raises a new edge, so the
+         * EAGAIN-returning recvmsg() that would confirm it can be skipped. */
+        l->rx.drained = (size_t)n < asked;
         return n;
+    }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
         return TCP_RX_DRY;
     if (n == 0)
@@ -224,11 +232,13 @@ static ssize_t tcp_rx_step(struct fab_ep *ep, struct tcp_lane *l)
             tcp_rx_finish(ep, l);
             return 0;
         }
+        if (rx->off == rx->end && rx->drained)
+            return TCP_RX_DRY;
         return tcp_rx_payload(ep, l);
     }
     if (rx->end - rx->off >= sizeof(struct tcp_hdr))
         return tcp_rx_begin(ep, l);
-    return tcp_rx_fill(ep, l);
+    return rx->drained ? TCP_RX_DRY : tcp_rx_fill(ep, l);
 }
 
 int fab_tcp_rx_service(struct fab_ep *ep, struct tcp_lane *l)

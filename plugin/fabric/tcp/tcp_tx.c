@@ -43,8 +43,8 @@ static int tcp_tx_iov(struct tcp_lane *l, struct iovec *iov)
 
 static void tcp_tx_complete(struct fab_ep *ep, struct tcp_lane *l, const struct tcp_swr *w)
 {
-    struct fab_wc wc = {.wr_id = w->wr_id, .ep = ep, .status = FAB_WC_OK, .len = w->len,
-                        .lane = l->idx};
+    struct fab_wc wc = {
+            .wr_id = w->wr_id, .ep = ep, .status = FAB_WC_OK, .len = w->len, .lane = l->idx};
 
     if (w->op == TCP_OP_HEARTBEAT) {
         l->sq_hb = 0;
@@ -117,8 +117,7 @@ static int tcp_tx_post(struct fab_ep *ep, struct tcp_lane *l, const struct tcp_s
     return 0; /* queued: an error now reaches the caller as a completion */
 }
 
-static int tcp_tx_submit(struct fab_ep *ep, int lane, const struct tcp_swr *w,
-                         struct fab_mr *mr)
+static int tcp_tx_submit(struct fab_ep *ep, int lane, const struct tcp_swr *w, struct fab_mr *mr)
 {
     struct tcp_lane *l;
     int rc;
@@ -134,8 +133,8 @@ static int tcp_tx_submit(struct fab_ep *ep, int lane, const struct tcp_swr *w,
     return rc;
 }
 
-int fab_tcp_post_send(struct fab_ep *ep, int lane, const void *buf, size_t len,
-                      struct fab_mr *mr, uint64_t wr_id)
+int fab_tcp_post_send(struct fab_ep *ep, int lane, const void *buf, size_t len, struct fab_mr *mr,
+                      uint64_t wr_id)
 {
     struct tcp_swr w = {.wr_id = wr_id, .buf = buf, .op = TCP_OP_SEND};
 
@@ -169,7 +168,7 @@ uint64_t fab_tcp_tx_heartbeat(struct fab_ep *ep, struct tcp_lane *l, uint64_t no
     pthread_mutex_lock(&l->send_mu);
     /* A lane with frames queued is not idle: the peer will hear from it when the socket
      * drains, and a heartbeat could not overtake them anyway. */
-    if (l->sq_n == 0 && now - l->last_tx_ns >= period) {
+    if (l->sq_n == 0 && now >= l->last_tx_ns && now - l->last_tx_ns >= period) {
         l->last_tx_ns = now; /* one attempt per period even if the socket is full */
         tcp_tx_post(ep, l, &hb);
     }

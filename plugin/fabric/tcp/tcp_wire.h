@@ -33,8 +33,8 @@ struct tcp_msg {
     uint64_t raddr, rkey;
 };
 
-static inline struct tcp_hdr tcp_hdr_make(uint16_t op, uint32_t len, uint32_t imm,
-                                          uint64_t raddr, uint64_t rkey)
+static inline struct tcp_hdr tcp_hdr_make(uint16_t op, uint32_t len, uint32_t imm, uint64_t raddr,
+                                          uint64_t rkey)
 {
     struct tcp_hdr h = {
             .magic = htole32(TCP_WIRE_MAGIC),

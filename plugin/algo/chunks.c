@@ -1,0 +1,211 @@
+/* Chunk, part and frame arithmetic for the ring and the mesh (see chunks.h). Pure functions of
+ * the geometry: every rank computes the same answers from the same operation parameters. */
+#include "algo/chunks.h"
+
+static int mod(long a, int n)
+{
+    long m = a % n;
+    return (int)(m < 0 ? m + n : m);
+}
+
+static size_t min_sz(size_t a, size_t b)
+{
+    return a < b ? a : b;
+}
+
+static size_t max_sz(size_t a, size_t b)
+{
+    return a > b ? a : b;
+}
+
+void jc_geom_allreduce(struct jc_geom *g, int nranks, int rank, size_t count, size_t esz)
+{
+    *g = (struct jc_geom){.kind = JC_ALLREDUCE, .nranks = nranks, .rank = rank, .esz = esz,
+                          .count = count, .wb = count * esz, .ndirs = 1, .nwires = 1,
+                          .frame = JC_FRAME_MIN};
+}
+
+void jc_geom_window(struct jc_geom *g, enum jc_kind kind, int nranks, int rank, size_t esz,
+                    size_t bpr, size_t wo, size_t wb)
+{
+    *g = (struct jc_geom){.kind = kind, .nranks = nranks, .rank = rank, .esz = esz, .bpr = bpr,
+                          .wo = wo, .wb = wb, .ndirs = 1, .nwires = 1, .frame = JC_FRAME_MIN};
+}
+
+size_t jc_total(const struct jc_geom *g)
+{
+    return g->wb;
+}
+
+size_t jc_frame_class(size_t bytes, size_t target)
+{
+    size_t want = bytes / (target ? target : 1), f = JC_FRAME_MIN;
+    while (f < JC_FRAME_MAX && f * 2 <= want)
+        f *= 2;
+    return f;
+}
+
+/* ---- chunks ---- */
+
+void jc_chunk(const struct jc_geom *g, int c, struct jc_range *out)
+{
+    if (g->kind == JC_ALLREDUCE) {
+        /* Balanced: chunk sizes differ by at most one element, for any count. */
+        unsigned __int128 n = g->count;
+        size_t lo = (size_t)(n * (unsigned)c / (unsigned)g->nranks);
+        size_t hi = (size_t)(n * (unsigned)(c + 1) / (unsigned)g->nranks);
+        *out = (struct jc_range){lo * g->esz, (hi - lo) * g->esz};
+        return;
+    }
+    size_t seg_lo = (size_t)c * g->bpr, seg_hi = seg_lo + g->bpr;
+    size_t lo = max_sz(seg_lo, g->wo), hi = min_sz(seg_hi, g->wo + g->wb);
+    *out = (struct jc_range){lo, hi > lo ? hi - lo : 0};
+    if (out->len == 0)
+        out->lo = min_sz(max_sz(seg_lo, g->wo), g->wo + g->wb);
+}
+
+size_t jc_chunk_max(const struct jc_geom *g)
+{
+    size_t m = 0;
+    for (int c = 0; c < g->nranks; c++) {
+        struct jc_range r;
+        jc_chunk(g, c, &r);
+        m = max_sz(m, r.len);
+    }
+    return m;
+}
+
+/* Part k of nparts, split on element boundaries; sizes differ by at most one element. */
+void jc_part(const struct jc_geom *g, int c, int d, int w, struct jc_range *out)
+{
+    struct jc_range ch;
+    jc_chunk(g, c, &ch);
+    size_t n = ch.len / g->esz, parts = (size_t)(g->ndirs * g->nwires);
+    size_t k = (size_t)(d * g->nwires + w);
+    size_t lo = n * k / parts, hi = n * (k + 1) / parts;
+    *out = (struct jc_range){ch.lo + lo * g->esz, (hi - lo) * g->esz};
+}
+
+size_t jc_nframes(const struct jc_geom *g, const struct jc_range *r)
+{
+    return (r->len + g->frame - 1) / g->frame;
+}
+
+void jc_frame(const struct jc_geom *g, const struct jc_range *r, size_t f, struct jc_range *out)
+{
+    size_t off = f * g->frame;
+    out->lo = r->lo + off;
+    out->len = off < r->len ? min_sz(g->frame, r->len - off) : 0;
+}
+
+/* ---- shapes ---- */
+
+void jc_geom_ring_shape(struct jc_geom *g, int wires)
+{
+    size_t cb = jc_chunk_max(g);
+    g->ndirs = 1;
+    g->nwires = 1;
+    if (cb >= 2 * (size_t)JC_MIN_SLICE) {
+        size_t nw = cb / (2 * (size_t)JC_MIN_SLICE);
+        g->ndirs = 2;
+        g->nwires = (int)(nw < (size_t)wires ? (nw ? nw : 1) : (size_t)wires);
+    }
+    g->frame = jc_frame_class(cb / (size_t)(g->ndirs * g->nwires), JC_FRAMES_SLICE);
+}
+
+void jc_geom_mesh_shape(struct jc_geom *g)
+{
+    struct jc_range r = {0, 0};
+    for (int p = 0; p < g->nranks; p++) {
+        struct jc_range s;
+        jc_mesh_send(g, p, &s);
+        r.len = max_sz(r.len, s.len);
+    }
+    /* Small messages go in one frame (latency); larger ones are pipelined. */
+    size_t f = JC_FRAME_MIN;
+    while (f < r.len && f < 64 * 1024)
+        f *= 2;
+    g->frame = r.len <= 64 * 1024 ? f : jc_frame_class(r.len, JC_FRAMES_SLICE);
+}
+
+/* ---- ring ---- */
+
+int jc_ring_steps(const struct jc_geom *g)
+{
+    int s = g->nranks - 1;
+    return g->kind == JC_ALLREDUCE ? 2 * s : s;
+}
+
+/* Splits the linear step t into (phase, step within phase). */
+static int ring_phase(const struct jc_geom *g, int t, int *s)
+{
+    *s = t;
+    if (g->kind == JC_ALLGATHER)
+        return 0;
+    if (g->kind == JC_ALLREDUCE && t >= g->nranks - 1) {
+        *s = t - (g->nranks - 1);
+        return 0;
+    }
+    return 1; /* reduce-scatter */
+}
+
+int jc_ring_chunk(const struct jc_geom *g, int t, int d, int recv)
+{
+    int s, rs = ring_phase(g, t, &s);
+    long off = (long)s + rs + recv;
+    return mod(d == 0 ? g->rank - off : g->rank + off, g->nranks);
+}
+
+int jc_ring_peer(const struct jc_geom *g, int d, int recv)
+{
+    int right = (d == 0) != (recv != 0);
+    return mod(g->rank + (right ? 1 : -1), g->nranks);
+}
+
+int jc_ring_reduces(const struct jc_geom *g, int t)
+{
+    int s;
+    return ring_phase(g, t, &s);
+}
+
+int jc_ring_final(const struct jc_geom *g, int t)
+{
+    int s;
+    return ring_phase(g, t, &s) && s == g->nranks - 2;
+}
+
+void jc_ring_part(const struct jc_geom *g, int t, int d, int w, int recv, struct jc_range *out)
+{
+    jc_part(g, jc_ring_chunk(g, t, d, recv), d, w, out);
+}
+
+/* ---- mesh ---- */
+
+static void everything(const struct jc_geom *g, struct jc_range *out)
+{
+    *out = (struct jc_range){0, g->count * g->esz};
+}
+
+void jc_mesh_send(const struct jc_geom *g, int peer, struct jc_range *out)
+{
+    if (g->kind == JC_ALLREDUCE)
+        everything(g, out);
+    else
+        jc_chunk(g, g->kind == JC_REDUCESCATTER ? peer : g->rank, out);
+}
+
+void jc_mesh_recv(const struct jc_geom *g, int peer, struct jc_range *out)
+{
+    if (g->kind == JC_ALLREDUCE)
+        everything(g, out);
+    else
+        jc_chunk(g, g->kind == JC_REDUCESCATTER ? g->rank : peer, out);
+}
+
+void jc_mesh_reduced(const struct jc_geom *g, struct jc_range *out)
+{
+    if (g->kind == JC_ALLGATHER)
+        *out = (struct jc_range){0, 0};
+    else
+        jc_mesh_recv(g, g->rank, out);
+}

@@ -1,0 +1,143 @@
+/* Windowed message streams over one comm, progressed like NCCL's proxy progresses them. */
+#include <sched.h>
+#include <string.h>
+
+#include "common/mp_check.h"
+#include "common/mp_data.h"
+#include "common/mp_flow.h"
+#include "common/mp_util.h"
+
+size_t mp_flow_size(const struct mp_flow *f, int i)
+{
+    return f->size_fn ? f->size_fn(i, f->arg) : f->size;
+}
+
+size_t mp_flow_cap(const struct mp_flow *f, int i)
+{
+    return f->cap_fn ? f->cap_fn(i, f->arg) : mp_flow_size(f, i);
+}
+
+static char *slot_buf(const struct mp_flow *f, int i)
+{
+    return f->base + (size_t)(i % f->window) * f->stride;
+}
+
+/* Once per message, however often the post is retried: the payload for a send, the guard
+ * pattern over the whole slot for a receive (so a write past the message shows). */
+static void prepare(struct mp_flow *f, int i)
+{
+    if (!f->check || f->prepared == i + 1)
+        return;
+    if (f->is_send)
+        mp_fill(slot_buf(f, i), mp_flow_size(f, i), f->seed + (uint64_t)i);
+    else
+        memset(slot_buf(f, i), MP_GUARD_BYTE, f->stride);
+    f->prepared = i + 1;
+}
+
+/* A receive completed with `got` bytes: right size, right bytes, nothing written after them. */
+static void verify_recv(struct mp_flow *f, int i, int got)
+{
+    size_t want = mp_flow_size(f, i);
+    const char *b = slot_buf(f, i);
+    if (!MP_CHECK(got >= 0 && (size_t)got == want, "recv #%d: test reported %d bytes, sent %zu",
+                  i, got, want)) {
+        f->bad++;
+        return;
+    }
+    if (!f->check)
+        return;
+    size_t bad = mp_verify(b, want, f->seed + (uint64_t)i);
+    size_t tail = mp_guard_check(b + want, f->stride - want);
+    if (!MP_CHECK(bad == (size_t)-1, "recv #%d (%zu bytes): wrong content from byte %zu", i,
+                  want, bad) ||
+        !MP_CHECK(tail == (size_t)-1,
+                  "recv #%d (%zu bytes, capacity %zu): byte %zu after the message was written",
+                  i, want, mp_flow_cap(f, i), want + tail))
+        f->bad++;
+}
+
+static int test_in_order(struct mp_flow *f)
+{
+    while (f->done < f->posted) {
+        int done = 0, size = -1;
+        ncclResult_t rc = mp_net_test(f->net, f->req[f->done % f->window], &done, &size);
+        if (rc != ncclSuccess) {
+            f->err = rc;
+            return -1;
+        }
+        if (!done)
+            break;
+        if (!f->is_send)
+            verify_recv(f, f->done, size);
+        f->done++;
+    }
+    return 0;
+}
+
+static int post_more(struct mp_flow *f)
+{
+    while (f->posted < f->count && f->posted - f->done < f->window) {
+        int i = f->posted;
+        void **req = &f->req[i % f->window];
+        char *buf = slot_buf(f, i);
+        ncclResult_t rc;
+        prepare(f, i);
+        *req = f->preload ? (void *)NCCL_NET_OPTIONAL_RECV_COMPLETION : NULL;
+        if (f->is_send)
+            rc = mp_net_isend(f->net, f->comm, buf, mp_flow_size(f, i), f->tag, f->mh, req);
+        else
+            rc = mp_net_irecv(f->net, f->comm, buf, mp_flow_cap(f, i), f->tag, f->mh, req);
+        if (rc != ncclSuccess) {
+            f->err = rc;
+            return -1;
+        }
+        if (!MP_CHECK(*req != (void *)NCCL_NET_OPTIONAL_RECV_COMPLETION,
+                      "irecv #%d left the preloaded 0x1 in *request", i)) {
+            f->err = ncclInternalError;
+            return -1;
+        }
+        if (!*req) {
+            f->retries++;
+            break;
+        }
+        f->posted++;
+        if (f->posted - f->done > f->peak)
+            f->peak = f->posted - f->done;
+    }
+    return 0;
+}
+
+int mp_flow_step(struct mp_flow *f)
+{
+    if (f->err != ncclSuccess)
+        return -1;
+    if (test_in_order(f) != 0 || post_more(f) != 0)
+        return -1;
+    return f->done == f->count;
+}
+
+int mp_flows_run(struct mp_flow *flows, int nflows, int timeout_s)
+{
+    double deadline = mp_now() + timeout_s;
+    for (;;) {
+        int all = 1;
+        for (int i = 0; i < nflows; i++) {
+            int r = mp_flow_step(&flows[i]);
+            if (r < 0)
+                return -1;
+            all &= r;
+        }
+        if (all)
+            return 0;
+        if (mp_now() > deadline)
+            break;
+        sched_yield();
+    }
+    for (int i = 0; i < nflows; i++)
+        if (flows[i].done < flows[i].count)
+            mp_note("flow %d (%s) stuck after %d s: %d of %d posted, %d done", i,
+                    flows[i].is_send ? "send" : "recv", timeout_s, flows[i].posted,
+                    flows[i].count, flows[i].done);
+    return -1;
+}

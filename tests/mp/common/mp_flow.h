@@ -1,0 +1,55 @@
+/* A stream of messages over one comm, driven like NCCL's proxy drives it: post isend/irecv
+ * while fewer than `window` requests are in flight (a NULL request means "try again later"),
+ * and test the oldest request first, completing in posting order. Several flows (both
+ * directions, several comms) progress together in mp_flows_run, which yields the CPU between
+ * rounds rather than spinning: the box has two cores and the plugin has threads of its own. */
+#ifndef MP_FLOW_H
+#define MP_FLOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/mp_net.h"
+
+#define MP_MAX_WINDOW 128
+
+struct mp_flow {
+    /* ---- set by the caller ---- */
+    const struct mp_net *net;
+    void *comm;
+    int is_send;
+    int count;     /* messages to move */
+    int window;    /* requests in flight at most, 1 .. MP_MAX_WINDOW */
+    char *base;    /* message i lives at base + (i % window) * stride ... */
+    size_t stride; /* ... which must leave room for the guard: stride > capacity */
+    void *mh;      /* one registration covering every slot */
+    size_t size;   /* bytes per message, unless size_fn is set */
+    size_t (*size_fn)(int i, void *arg); /* bytes sent = bytes the receiver must see */
+    size_t (*cap_fn)(int i, void *arg);  /* receive capacity (default: the size) */
+    void *arg;
+    uint64_t seed; /* message i carries mp_fill(seed + i) */
+    int check;     /* fill sends; verify size, content and the untouched tail of receives */
+    int preload;   /* preload *request with NCCL_NET_OPTIONAL_RECV_COMPLETION like NCCL */
+    int tag;
+    /* ---- results ---- */
+    int posted, done;
+    long retries;     /* NULL requests */
+    int peak;         /* most requests in flight at once */
+    ncclResult_t err; /* first error returned by isend/irecv/test */
+    int bad;          /* receives with the wrong size or content, or a scribbled tail */
+    /* ---- private ---- */
+    int prepared; /* message index whose buffer is filled / guarded */
+    void *req[MP_MAX_WINDOW];
+};
+
+/* One round: test in order, then post. 1 all done, 0 in progress, -1 error (f->err). */
+int mp_flow_step(struct mp_flow *f);
+/* Rounds over all flows until every one is done (0), one fails (-1: see its err), or timeout_s
+ * passes (-1, with a note naming the stuck flows). */
+int mp_flows_run(struct mp_flow *flows, int nflows, int timeout_s);
+
+/* Capacity of message i (size when no cap_fn). */
+size_t mp_flow_cap(const struct mp_flow *f, int i);
+size_t mp_flow_size(const struct mp_flow *f, int i);
+
+#endif

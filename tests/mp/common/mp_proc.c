@@ -1,0 +1,198 @@
+/* Forking ranks, the shared region, and judging how each rank ended. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/mp_check.h"
+#include "common/mp_proc.h"
+#include "common/mp_util.h"
+
+struct mp_shared *mp_sh;
+int mp_rank = -1;
+
+#define FAIL_GRACE_S 5
+
+static const char *g_test = "test";
+static int g_scenarios;
+
+/* Async-signal-safe: a rank that hangs says so and leaves with a status the parent knows. */
+static void on_alarm(int sig)
+{
+    char msg[96];
+    int n = snprintf(msg, sizeof(msg), "[%d] TIMEOUT: rank hung, giving up (alarm)\n", mp_rank);
+    if (write(STDOUT_FILENO, msg, (size_t)n) < 0)
+        _exit(125);
+    _exit(124);
+}
+
+static void rank_main(int rank, int nranks, int timeout_s, mp_rank_fn fn, void *arg)
+{
+    mp_rank = rank;
+    mp_sh->pid[rank] = getpid();
+    signal(SIGALRM, on_alarm);
+    alarm((unsigned)timeout_s);
+    int rc = fn(rank, nranks, arg);
+    fflush(NULL);
+    /* exit, not _exit: the leak checker of sanitizer builds runs at exit. */
+    exit(rc != 0 || mp_failures() != 0 ? 1 : 0);
+}
+
+static struct mp_shared *shared_new(int nranks)
+{
+    struct mp_shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+                                MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (sh == MAP_FAILED)
+        return NULL;
+    pthread_barrierattr_t ba;
+    pthread_barrierattr_init(&ba);
+    pthread_barrierattr_setpshared(&ba, PTHREAD_PROCESS_SHARED);
+    pthread_barrier_init(&sh->barrier, &ba, (unsigned)nranks);
+    pthread_barrierattr_destroy(&ba);
+    sh->nranks = nranks;
+    return sh;
+}
+
+/* One line per rank that did not end well; returns 1 if this rank failed. */
+static int judge(int rank, int status, int hung)
+{
+    if (hung) {
+        mp_note("rank %d hung: killed by the parent", rank);
+        return 1;
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return 0;
+    if (WIFSIGNALED(status) && mp_sh->expect_kill[rank])
+        return 0;
+    if (WIFEXITED(status))
+        mp_note("rank %d exited with %d%s", rank, WEXITSTATUS(status),
+                WEXITSTATUS(status) == 124 ? " (timed out)" : "");
+    else if (WIFSIGNALED(status))
+        mp_note("rank %d killed by signal %d (%s)", rank, WTERMSIG(status),
+                strsignal(WTERMSIG(status)));
+    return 1;
+}
+
+/* Reaps every rank; past the deadline the rest are killed and count as hung. Once a rank has
+ * failed, its peers are most likely waiting for it, so they get a few seconds to report
+ * their side and are then stopped rather than left to their alarm. */
+static int wait_ranks(const pid_t *pids, int nranks, double deadline)
+{
+    int left = nranks, failed = 0, hung[MP_MAX_RANKS] = {0};
+    while (left > 0) {
+        int st;
+        pid_t p = waitpid(-1, &st, WNOHANG);
+        if (p < 0 && errno != EINTR)
+            break;
+        for (int r = 0; p > 0 && r < nranks; r++) {
+            if (pids[r] == p) {
+                failed |= judge(r, st, hung[r]);
+                left--;
+            }
+        }
+        if (failed && deadline > mp_now() + FAIL_GRACE_S)
+            deadline = mp_now() + FAIL_GRACE_S;
+        if (p > 0)
+            continue;
+        if (mp_now() > deadline) {
+            for (int r = 0; r < nranks; r++)
+                if (!hung[r] && kill(pids[r], SIGKILL) == 0)
+                    hung[r] = 1;
+            deadline = mp_now() + 3600;
+        }
+        mp_sleep_ms(5);
+    }
+    return failed;
+}
+
+int mp_run(const char *what, int nranks, int timeout_s, mp_rank_fn fn, void *arg)
+{
+    pid_t pids[MP_MAX_RANKS];
+    double t0 = mp_now();
+    g_scenarios++;
+    mp_note("--- %s: %s (%d ranks)", g_test, what, nranks);
+    if (nranks < 1 || nranks > MP_MAX_RANKS || !(mp_sh = shared_new(nranks))) {
+        mp_note("FAIL %s: cannot set up %d ranks", what, nranks);
+        return 1;
+    }
+    fflush(NULL); /* or the children inherit and repeat our buffered output */
+    int started = 0;
+    for (; started < nranks; started++) {
+        pids[started] = fork();
+        if (pids[started] == 0)
+            rank_main(started, nranks, timeout_s, fn, arg);
+        if (pids[started] < 0)
+            break;
+        mp_sh->pid[started] = pids[started];
+    }
+    int failed = started < nranks;
+    if (failed)
+        mp_note("fork failed: %s", strerror(errno));
+    failed |= wait_ranks(pids, started, t0 + timeout_s + 5);
+    mp_note("%s %s (%.1f s)", failed ? "FAIL" : "PASS", what, mp_now() - t0);
+    pthread_barrier_destroy(&mp_sh->barrier);
+    munmap(mp_sh, sizeof(*mp_sh));
+    mp_sh = NULL;
+    return failed;
+}
+
+void mp_barrier(void)
+{
+    pthread_barrier_wait(&mp_sh->barrier);
+}
+
+void mp_publish_handle(int slot, const void *handle)
+{
+    memcpy(mp_sh->handle[mp_rank][slot], handle, NCCL_NET_HANDLE_MAXSIZE);
+}
+
+const void *mp_peer_handle(int rank, int slot)
+{
+    return mp_sh->handle[rank][slot];
+}
+
+void mp_flag_set(int rank, int idx, long value)
+{
+    __atomic_store_n(&mp_sh->flag[rank][idx], value, __ATOMIC_SEQ_CST);
+}
+
+long mp_flag_get(int rank, int idx)
+{
+    return __atomic_load_n(&mp_sh->flag[rank][idx], __ATOMIC_SEQ_CST);
+}
+
+int mp_flag_wait(int rank, int idx, long value, int timeout_ms)
+{
+    double deadline = mp_now() + timeout_ms / 1000.0;
+    while (mp_flag_get(rank, idx) < value) {
+        if (mp_now() > deadline)
+            return -1;
+        mp_sleep_ms(1);
+    }
+    return 0;
+}
+
+int mp_kill_rank(int rank, int sig)
+{
+    mp_sh->expect_kill[rank] = 1;
+    return kill(mp_sh->pid[rank], sig);
+}
+
+void mp_begin(const char *test, const char *what)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    g_test = test;
+    mp_default_env();
+    mp_note("=== %s: %s", test, what);
+}
+
+int mp_end(int failed_scenarios)
+{
+    mp_note("=== %s: %s (%d of %d scenarios failed)", g_test, failed_scenarios ? "FAIL" : "PASS",
+            failed_scenarios, g_scenarios);
+    return failed_scenarios ? 1 : 0;
+}

@@ -1,0 +1,86 @@
+/* Clocks, thread counting, socket discovery and environment defaults. */
+#include <dirent.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "common/mp_util.h"
+
+double mp_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void mp_sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+/* Counts entries of a /proc directory, skipping "." and "..". */
+static int count_dir(const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+int mp_thread_count(void)
+{
+    return count_dir("/proc/self/task");
+}
+
+static int is_listening(int fd)
+{
+    int on = 0;
+    socklen_t len = sizeof(on);
+    return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) == 0 && on;
+}
+
+int mp_listen_fds(int *fds, int max)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && n < max) {
+        if (e->d_name[0] == '.')
+            continue;
+        int fd = atoi(e->d_name);
+        if (fd != dirfd(d) && is_listening(fd))
+            fds[n++] = fd;
+    }
+    closedir(d);
+    return n;
+}
+
+long mp_env_long(const char *name, long def)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return def;
+    char *end;
+    long x = strtol(v, &end, 0);
+    return *end ? def : x;
+}
+
+int mp_scaled(int seconds)
+{
+    return mp_env_long("JACCL_TEST_SAN", 0) ? seconds * 3 : seconds;
+}
+
+void mp_default_env(void)
+{
+    setenv("NCCL_JACCL_SOCKET_IFNAME", "lo", 0);
+    setenv("NCCL_JACCL_TIMEOUT", "3", 0);
+}

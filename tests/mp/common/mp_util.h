@@ -1,0 +1,22 @@
+/* Small process utilities: clocks, sleeping, thread and socket inspection. */
+#ifndef MP_UTIL_H
+#define MP_UTIL_H
+
+#include <stdint.h>
+#include <sys/socket.h>
+
+double mp_now(void); /* seconds, monotonic */
+void mp_sleep_ms(int ms);
+/* Threads of this process, from /proc/self/task. */
+int mp_thread_count(void);
+/* Listening TCP sockets of this process: fills up to max fds, returns the count. Used to find
+ * the port behind a listen comm without knowing the handle's layout. */
+int mp_listen_fds(int *fds, int max);
+/* Timeouts grow under sanitizers (JACCL_TEST_SAN=1): everything runs several times slower. */
+int mp_scaled(int seconds);
+/* Sets NCCL_JACCL_SOCKET_IFNAME=lo and NCCL_JACCL_TIMEOUT=3 unless the caller set them. */
+void mp_default_env(void);
+/* Integer from the environment, or def. */
+long mp_env_long(const char *name, long def);
+
+#endif
