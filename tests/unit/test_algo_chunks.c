@@ -148,7 +148,7 @@ static void test_ring_shape(void **state)
  * at step t it sends again at step t+1. */
 static void check_ring_matching(enum jc_kind kind, int P, size_t n)
 {
-    struct jc_geom g[MAXP];
+    struct jc_geom g[MAXP] = {0};
     for (int r = 0; r < P; r++) {
         geom(&g[r], kind, P, r, n, kind == JC_ALLGATHER ? 1 : 4, 0);
         jc_geom_ring_shape(&g[r], 2);
@@ -174,10 +174,12 @@ static void check_ring_matching(enum jc_kind kind, int P, size_t n)
 /* Symbolic run: bitmasks of contributors per (rank, chunk, direction). */
 static void check_ring_symbolic(enum jc_kind kind, int P)
 {
-    struct jc_geom g[MAXP];
+    struct jc_geom g[MAXP] = {0};
     uint32_t part[MAXP][MAXP][2]; /* reduce-scatter partial held by rank r for chunk c */
     int have[MAXP][MAXP][2];      /* all-gather: rank r holds the final chunk c */
     uint32_t all = (1u << P) - 1;
+    if (P == 1)
+        return; /* no steps: the input is the result */
     memset(part, 0, sizeof(part));
     memset(have, 0, sizeof(have));
     for (int r = 0; r < P; r++)
@@ -276,7 +278,7 @@ static void test_mesh_schedule(void **state)
         for (int P = 1; P <= MAXP; P++)
             for (size_t i = 0; i < NCOUNTS; i++)
                 for (int win = 0; win < 3; win++) {
-                    struct jc_geom g[MAXP];
+                    struct jc_geom g[MAXP] = {0};
                     for (int r = 0; r < P; r++) {
                         geom(&g[r], (enum jc_kind)kind, P, r, counts[i], 4, win);
                         jc_geom_mesh_shape(&g[r]);

@@ -84,19 +84,27 @@ static void tcp_dev_log(void)
     JINFO(NCCL_INIT | NCCL_NET, "TCP fabric: %d device(s):%s", g_ndev, line);
 }
 
+/* Our own knob first; otherwise NCCL's, so a job already tuned for NCCL's socket transport
+ * picks the same interfaces without learning a new variable. */
+static const char *tcp_ifname_spec(void)
+{
+    const char *own = jaccl_param_str(JP_SOCKET_IFNAME);
+    const char *nccl = getenv("NCCL_SOCKET_IFNAME");
+    return own[0] || !nccl ? own : nccl;
+}
+
 int fab_tcp_init(void)
 {
     struct jaccl_ifaddr ifs[TCP_MAX_DEVS];
     int n;
 
     fab_tcp_fini();
-    n = jaccl_find_interfaces(jaccl_param_str(JP_SOCKET_IFNAME), tcp_family(), ifs, TCP_MAX_DEVS);
+    n = jaccl_find_interfaces(tcp_ifname_spec(), tcp_family(), ifs, TCP_MAX_DEVS);
     for (int i = 0; i < n; i++)
         tcp_dev_fill(&g_dev[i], i, &ifs[i]);
     g_ndev = n < 0 ? 0 : n;
     if (g_ndev == 0)
-        JWARN("TCP fabric: no usable IP interface (NCCL_JACCL_SOCKET_IFNAME='%s')",
-              jaccl_param_str(JP_SOCKET_IFNAME));
+        JWARN("TCP fabric: no usable IP interface (interface list '%s')", tcp_ifname_spec());
     else
         tcp_dev_log();
     return g_ndev;
