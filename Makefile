@@ -4,6 +4,7 @@
 #   make test       unit + multi-process tests, then the same suite built with ASan + UBSan
 #   make demo       a few local ranks exchanging data through the plugin's ABI
 #   make perf       benchmarks (jaccl beside the raw socket / MPI anchors)
+#   make test-rdma  the verbs suites on soft-RoCE in a qemu VM (RDMA_BENCH=1: + benchmark)
 #   make format     clang-format every source file
 #
 # BUILD selects the output folder; SAN=1 builds with AddressSanitizer + UBSan.
@@ -95,6 +96,21 @@ demo: deps
 perf: deps
 	$(MAKE) all
 	BUILD=$(BUILD) tools/perf.sh
+
+# Verbs on soft-RoCE: installs qemu & co, builds the VM's boot files, then runs
+# tests/rdma/suite.sh inside a VM with rxe0 and rxe1 on a veth pair (UC, RC, 1% loss).
+RDMA_VM_TIMEOUT ?= 1500
+RDMA_BIN := $(BUILD)/tests/rdma_p2p
+.PHONY: test-rdma
+test-rdma:
+	tests/rdma/deps.sh
+	$(MAKE) all $(RDMA_BIN)
+	tests/rdma/image.sh
+	BUILD=$(BUILD) tests/rdma/vm.sh -t $(RDMA_VM_TIMEOUT) -e BUILD -e RDMA_BENCH -- tests/rdma/suite.sh
+
+$(BUILD)/tests/rdma_%: tests/rdma/%.c $(MP_COMMON) $(wildcard tests/mp/common/*.h) $(INTERNAL)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests/mp $< $(MP_COMMON) -o $@ $(INTERNAL) $(LDSAN) $(LDLIBS)
 
 format:
 	clang-format -i $$(find plugin include tests tools -name '*.[ch]')

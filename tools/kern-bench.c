@@ -42,8 +42,8 @@ static int cmp_double(const void *x, const void *y)
 /* 1 in every type, so repeated sums stay ordinary numbers (no denormals, no NaN). */
 static void fill_ones(enum jaccl_dtype t, unsigned char *p, size_t bytes)
 {
-    static const uint64_t one[JD_NUM] = {1, 1, 1, 1, 1, 1, 0x3c00, 0x3f800000,
-                                         0x3ff0000000000000ull, 0x3f80, 0x38, 0x3c};
+    static const uint64_t one[JD_NUM] = {
+            1, 1, 1, 1, 1, 1, 0x3c00, 0x3f800000, 0x3ff0000000000000ull, 0x3f80, 0x38, 0x3c};
     size_t sz = jaccl_dtype_size(t);
     for (size_t off = 0; off + sz <= bytes; off += sz)
         memcpy(p + off, &one[t], sz);

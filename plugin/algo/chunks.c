@@ -100,6 +100,14 @@ void jc_frame(const struct jc_geom *g, const struct jc_range *r, size_t f, struc
 
 /* ---- shapes ---- */
 
+#include <stdlib.h>
+static size_t dev_env(const char *n, size_t d) { const char *v = getenv(n); return v ? (size_t)atol(v) : d; }
+#undef JC_MIN_SLICE
+#undef JC_FRAMES_SLICE
+#define JC_MIN_SLICE (dev_env("JACCL_DEV_MIN_SLICE", 32) * 1024)
+#define JC_FRAMES_SLICE dev_env("JACCL_DEV_FRAMES", 1)
+size_t dev_mesh_target(void);
+size_t dev_mesh_target(void) { return dev_env("JACCL_DEV_MESH_FRAMES", 4); }
 void jc_geom_ring_shape(struct jc_geom *g, int wires)
 {
     size_t cb = jc_chunk_max(g);
@@ -115,17 +123,14 @@ void jc_geom_ring_shape(struct jc_geom *g, int wires)
 
 void jc_geom_mesh_shape(struct jc_geom *g)
 {
-    struct jc_range r = {0, 0};
-    for (int p = 0; p < g->nranks; p++) {
-        struct jc_range s;
-        jc_mesh_send(g, p, &s);
-        r.len = max_sz(r.len, s.len);
-    }
+    /* The largest message any rank sends to any peer: the same number on every rank, so that
+     * sender and receiver cut frames at the same offsets. */
+    size_t m = g->kind == JC_ALLREDUCE ? jc_total(g) : jc_chunk_max(g);
     /* Small messages go in one frame (latency); larger ones are pipelined. */
     size_t f = JC_FRAME_MIN;
-    while (f < r.len && f < 64 * 1024)
+    while (f < m && f < 64 * 1024)
         f *= 2;
-    g->frame = r.len <= 64 * 1024 ? f : jc_frame_class(r.len, JC_FRAMES_SLICE);
+    g->frame = m <= 64 * 1024 ? f : jc_frame_class(m, dev_mesh_target());
 }
 
 /* ---- ring ---- */

@@ -32,20 +32,20 @@ JK_INLINE double jk_mind(double x, double y)
 #define JK_ADD(x, y) ((x) + (y))
 #define JK_MUL(x, y) ((x) * (y))
 
-#define JK_IEEE_KERNELS(S, ATTR)                                                                   \
-    JK_DEFINE(sum_f32##S, ATTR, float, JK_ADD)                                                    \
-    JK_DEFINE(prod_f32##S, ATTR, float, JK_MUL)                                                   \
-    JK_DEFINE(max_f32##S, ATTR, float, jk_maxf)                                                   \
-    JK_DEFINE(min_f32##S, ATTR, float, jk_minf)                                                   \
-    JK_DEFINE(sum_f64##S, ATTR, double, JK_ADD)                                                   \
-    JK_DEFINE(prod_f64##S, ATTR, double, JK_MUL)                                                  \
-    JK_DEFINE(max_f64##S, ATTR, double, jk_maxd)                                                  \
+#define JK_IEEE_KERNELS(S, ATTR)                 \
+    JK_DEFINE(sum_f32##S, ATTR, float, JK_ADD)   \
+    JK_DEFINE(prod_f32##S, ATTR, float, JK_MUL)  \
+    JK_DEFINE(max_f32##S, ATTR, float, jk_maxf)  \
+    JK_DEFINE(min_f32##S, ATTR, float, jk_minf)  \
+    JK_DEFINE(sum_f64##S, ATTR, double, JK_ADD)  \
+    JK_DEFINE(prod_f64##S, ATTR, double, JK_MUL) \
+    JK_DEFINE(max_f64##S, ATTR, double, jk_maxd) \
     JK_DEFINE(min_f64##S, ATTR, double, jk_mind)
 
-#define JK_IEEE_TABLE(S)                                                                           \
-    {                                                                                              \
-        [JD_F32] = {sum_f32##S, prod_f32##S, max_f32##S, min_f32##S},                              \
-        [JD_F64] = {sum_f64##S, prod_f64##S, max_f64##S, min_f64##S},                              \
+#define JK_IEEE_TABLE(S)                                              \
+    {                                                                 \
+        [JD_F32] = {sum_f32##S, prod_f32##S, max_f32##S, min_f32##S}, \
+        [JD_F64] = {sum_f64##S, prod_f64##S, max_f64##S, min_f64##S}, \
     }
 
 JK_IEEE_KERNELS(_base, )

@@ -13,34 +13,34 @@
 #define JK_MIN(x, y) ((x) < (y) ? (x) : (y))
 
 /* u8 * u8 promotes to int, and 255 * 255 fits, so no signed overflow there. */
-#define JK_INT_KERNELS(S, ATTR)                                                                    \
-    JK_DEFINE(sum_u8##S, ATTR, uint8_t, JK_ADD)                                                   \
-    JK_DEFINE(prod_u8##S, ATTR, uint8_t, JK_MUL)                                                  \
-    JK_DEFINE(max_i8##S, ATTR, int8_t, JK_MAX)                                                    \
-    JK_DEFINE(min_i8##S, ATTR, int8_t, JK_MIN)                                                    \
-    JK_DEFINE(max_u8##S, ATTR, uint8_t, JK_MAX)                                                   \
-    JK_DEFINE(min_u8##S, ATTR, uint8_t, JK_MIN)                                                   \
-    JK_DEFINE(sum_u32##S, ATTR, uint32_t, JK_ADD)                                                 \
-    JK_DEFINE(prod_u32##S, ATTR, uint32_t, JK_MUL)                                                \
-    JK_DEFINE(max_i32##S, ATTR, int32_t, JK_MAX)                                                  \
-    JK_DEFINE(min_i32##S, ATTR, int32_t, JK_MIN)                                                  \
-    JK_DEFINE(max_u32##S, ATTR, uint32_t, JK_MAX)                                                 \
-    JK_DEFINE(min_u32##S, ATTR, uint32_t, JK_MIN)                                                 \
-    JK_DEFINE(sum_u64##S, ATTR, uint64_t, JK_ADD)                                                 \
-    JK_DEFINE(prod_u64##S, ATTR, uint64_t, JK_MUL)                                                \
-    JK_DEFINE(max_i64##S, ATTR, int64_t, JK_MAX)                                                  \
-    JK_DEFINE(min_i64##S, ATTR, int64_t, JK_MIN)                                                  \
-    JK_DEFINE(max_u64##S, ATTR, uint64_t, JK_MAX)                                                 \
+#define JK_INT_KERNELS(S, ATTR)                    \
+    JK_DEFINE(sum_u8##S, ATTR, uint8_t, JK_ADD)    \
+    JK_DEFINE(prod_u8##S, ATTR, uint8_t, JK_MUL)   \
+    JK_DEFINE(max_i8##S, ATTR, int8_t, JK_MAX)     \
+    JK_DEFINE(min_i8##S, ATTR, int8_t, JK_MIN)     \
+    JK_DEFINE(max_u8##S, ATTR, uint8_t, JK_MAX)    \
+    JK_DEFINE(min_u8##S, ATTR, uint8_t, JK_MIN)    \
+    JK_DEFINE(sum_u32##S, ATTR, uint32_t, JK_ADD)  \
+    JK_DEFINE(prod_u32##S, ATTR, uint32_t, JK_MUL) \
+    JK_DEFINE(max_i32##S, ATTR, int32_t, JK_MAX)   \
+    JK_DEFINE(min_i32##S, ATTR, int32_t, JK_MIN)   \
+    JK_DEFINE(max_u32##S, ATTR, uint32_t, JK_MAX)  \
+    JK_DEFINE(min_u32##S, ATTR, uint32_t, JK_MIN)  \
+    JK_DEFINE(sum_u64##S, ATTR, uint64_t, JK_ADD)  \
+    JK_DEFINE(prod_u64##S, ATTR, uint64_t, JK_MUL) \
+    JK_DEFINE(max_i64##S, ATTR, int64_t, JK_MAX)   \
+    JK_DEFINE(min_i64##S, ATTR, int64_t, JK_MIN)   \
+    JK_DEFINE(max_u64##S, ATTR, uint64_t, JK_MAX)  \
     JK_DEFINE(min_u64##S, ATTR, uint64_t, JK_MIN)
 
-#define JK_INT_TABLE(S)                                                                            \
-    {                                                                                              \
-        [JD_I8] = {sum_u8##S, prod_u8##S, max_i8##S, min_i8##S},                                   \
-        [JD_U8] = {sum_u8##S, prod_u8##S, max_u8##S, min_u8##S},                                   \
-        [JD_I32] = {sum_u32##S, prod_u32##S, max_i32##S, min_i32##S},                              \
-        [JD_U32] = {sum_u32##S, prod_u32##S, max_u32##S, min_u32##S},                              \
-        [JD_I64] = {sum_u64##S, prod_u64##S, max_i64##S, min_i64##S},                              \
-        [JD_U64] = {sum_u64##S, prod_u64##S, max_u64##S, min_u64##S},                              \
+#define JK_INT_TABLE(S)                                               \
+    {                                                                 \
+        [JD_I8] = {sum_u8##S, prod_u8##S, max_i8##S, min_i8##S},      \
+        [JD_U8] = {sum_u8##S, prod_u8##S, max_u8##S, min_u8##S},      \
+        [JD_I32] = {sum_u32##S, prod_u32##S, max_i32##S, min_i32##S}, \
+        [JD_U32] = {sum_u32##S, prod_u32##S, max_u32##S, min_u32##S}, \
+        [JD_I64] = {sum_u64##S, prod_u64##S, max_i64##S, min_i64##S}, \
+        [JD_U64] = {sum_u64##S, prod_u64##S, max_u64##S, min_u64##S}, \
     }
 
 JK_INT_KERNELS(_base, )

@@ -63,17 +63,24 @@ void jaccl_kern_force_scalar(int on);
 #ifdef JACCL_KERN_INTERNAL
 /* ---- Internal: shared by the kern_*.c files and their unit tests. ---- */
 
-/* Which build of the kernels a family getter returns. */
+/* Which build of the kernels a family getter returns. AVX2 implies F16C here:
+ * every AVX2 CPU has it, and the dispatcher checks both. */
 enum jaccl_kern_isa { JK_ISA_BASE, JK_ISA_AVX2, JK_ISA_NUM };
 
-jaccl_reduce_fn jaccl_kern_int_get(enum jaccl_dtype t, enum jaccl_redop op, enum jaccl_kern_isa isa);
+/* Nonzero if this CPU and OS can run the AVX2 (+F16C) build. */
+int jaccl_kern_have_avx2(void);
+
+/* Each returns NULL for a pair outside its family or without a kernel for `isa`. */
+jaccl_reduce_fn jaccl_kern_int_get(enum jaccl_dtype t, enum jaccl_redop op,
+                                   enum jaccl_kern_isa isa);
 jaccl_reduce_fn jaccl_kern_ieee_get(enum jaccl_dtype t, enum jaccl_redop op,
                                     enum jaccl_kern_isa isa);
-jaccl_reduce_fn jaccl_kern_narrow_get(enum jaccl_dtype t, enum jaccl_redop op,
-                                      enum jaccl_kern_isa isa);
+/* fp16/bf16/fp8: the portable build, and (kern_x86.c) the AVX2+F16C one. */
+jaccl_reduce_fn jaccl_kern_narrow_get(enum jaccl_dtype t, enum jaccl_redop op);
+jaccl_reduce_fn jaccl_kern_x86_get(enum jaccl_dtype t, enum jaccl_redop op);
 
 #if defined(__x86_64__)
-#define JK_AVX2_ATTR __attribute__((target("avx2")))
+#define JK_AVX2_ATTR __attribute__((target("avx2,f16c")))
 #endif
 #define JK_INLINE static inline __attribute__((always_inline))
 
@@ -81,28 +88,27 @@ jaccl_reduce_fn jaccl_kern_narrow_get(enum jaccl_dtype t, enum jaccl_redop op,
  * vectorise without run-time overlap checks. Operand order is kept in all
  * shapes: with two NaN inputs x86 returns the first one's payload. */
 #define JK_DEFINE(NAME, ATTR, T, OPFN)                                                             \
-    ATTR static void NAME##_oop(T *restrict d, const T *restrict a, const T *restrict b,         \
-                                size_t n)                                                          \
+    ATTR static void NAME##_oop(T *restrict d, const T *restrict a, const T *restrict b, size_t n) \
     {                                                                                              \
         for (size_t i = 0; i < n; i++)                                                             \
             d[i] = OPFN(a[i], b[i]);                                                               \
     }                                                                                              \
-    ATTR static void NAME##_acc(T *restrict d, const T *restrict b, size_t n)                    \
+    ATTR static void NAME##_acc(T *restrict d, const T *restrict b, size_t n)                      \
     {                                                                                              \
         for (size_t i = 0; i < n; i++)                                                             \
             d[i] = OPFN(d[i], b[i]);                                                               \
     }                                                                                              \
-    ATTR static void NAME##_racc(T *restrict d, const T *restrict a, size_t n)                   \
+    ATTR static void NAME##_racc(T *restrict d, const T *restrict a, size_t n)                     \
     {                                                                                              \
         for (size_t i = 0; i < n; i++)                                                             \
             d[i] = OPFN(a[i], d[i]);                                                               \
     }                                                                                              \
-    ATTR static void NAME##_self(T *d, size_t n)                                                 \
+    ATTR static void NAME##_self(T *d, size_t n)                                                   \
     {                                                                                              \
         for (size_t i = 0; i < n; i++)                                                             \
             d[i] = OPFN(d[i], d[i]);                                                               \
     }                                                                                              \
-    static void NAME(void *d, const void *a, const void *b, size_t n)                             \
+    static void NAME(void *d, const void *a, const void *b, size_t n)                              \
     {                                                                                              \
         if (d != a && d != b)                                                                      \
             NAME##_oop(d, a, b, n);                                                                \
@@ -157,8 +163,8 @@ JK_INLINE float jk_f16_to_f32(uint16_t h)
     uint32_t mag = (uint32_t)(h & 0x7fffu) << 13;
     uint32_t exp = mag & 0x0f800000u;
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-    uint32_t norm = mag + 0x38000000u;                         /* rebias 15 -> 127 */
-    uint32_t special = mag + 0x70000000u;                      /* inf/NaN: exponent 255 */
+    uint32_t norm = mag + 0x38000000u;                           /* rebias 15 -> 127 */
+    uint32_t special = mag + 0x70000000u;                        /* inf/NaN: exponent 255 */
     uint32_t sub = jk_f2u(jk_u2f(mag + 0x38800000u) - 0x1p-14f); /* m * 2^-24 */
     uint32_t r = jk_sel(exp == 0x0f800000u, special, jk_sel(exp == 0, sub, norm));
     return jk_u2f(r | sign);
@@ -221,11 +227,11 @@ JK_INLINE uint8_t jk_f32_to_fp8(float f, unsigned mbits, unsigned bias, uint32_t
     uint32_t sign = (u >> 24) & 0x80u;
     uint32_t a = u & 0x7fffffffu;
     unsigned drop = 23u - mbits;
-    uint32_t minnorm = (128u - bias) << 23;           /* 2^(1-bias) */
+    uint32_t minnorm = (128u - bias) << 23;                  /* 2^(1-bias) */
     uint32_t magic = (127u + 1u - bias - mbits + 23u) << 23; /* ulp = smallest subnormal */
     uint32_t sub = jk_f2u(jk_u2f(a) + jk_u2f(magic)) - magic;
-    uint32_t norm = (a - ((127u - bias) << 23) + ((1u << (drop - 1)) - 1u) + ((a >> drop) & 1u)) >>
-                    drop;
+    uint32_t norm =
+            (a - ((127u - bias) << 23) + ((1u << (drop - 1)) - 1u) + ((a >> drop) & 1u)) >> drop;
     uint32_t r = jk_sel(a < minnorm, sub, norm);
     r = jk_sel(a >= sat, maxv, r);
     return (uint8_t)jk_sel(a > 0x7f800000u, 0x7fu, r | sign);
@@ -242,6 +248,33 @@ JK_INLINE uint8_t jk_f32_to_e5m2(float f)
 {
     return jk_f32_to_fp8(f, 2, 15, 0x47700000u, 0x7bu);
 }
+
+JK_INLINE float jk_addf(float x, float y)
+{
+    return x + y;
+}
+
+JK_INLINE float jk_mulf(float x, float y)
+{
+    return x * y;
+}
+
+/* Scalar narrow ops, e.g. jk_sum_f16(x, y): widen, apply the float op, narrow. */
+#define JK_NARROW_OP(NAME, ST, TO, FROM, FOP) \
+    JK_INLINE ST NAME(ST x, ST y)             \
+    {                                         \
+        return FROM(FOP(TO(x), TO(y)));       \
+    }
+#define JK_NARROW_OPS(T, ST, TO, FROM)               \
+    JK_NARROW_OP(jk_sum_##T, ST, TO, FROM, jk_addf)  \
+    JK_NARROW_OP(jk_prod_##T, ST, TO, FROM, jk_mulf) \
+    JK_NARROW_OP(jk_max_##T, ST, TO, FROM, jk_maxf)  \
+    JK_NARROW_OP(jk_min_##T, ST, TO, FROM, jk_minf)
+
+JK_NARROW_OPS(f16, uint16_t, jk_f16_to_f32, jk_f32_to_f16)
+JK_NARROW_OPS(bf16, uint16_t, jk_bf16_to_f32, jk_f32_to_bf16)
+JK_NARROW_OPS(e4m3, uint8_t, jk_e4m3_to_f32, jk_f32_to_e4m3)
+JK_NARROW_OPS(e5m2, uint8_t, jk_e5m2_to_f32, jk_f32_to_e5m2)
 
 #endif /* JACCL_KERN_INTERNAL */
 #endif /* JACCL_ALGO_KERN_REDUCE_H */

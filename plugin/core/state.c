@@ -12,6 +12,7 @@
 #include "core/state.h"
 #include "core/version.h"
 #include "fabric/tcp/tcp.h"
+#include "fabric/verbs/verbs.h"
 #include "util/log.h"
 #include "util/param.h"
 
@@ -61,21 +62,40 @@ uint64_t jaccl_timeout_ns(void)
 
 int jaccl_dev_addr(int dev, union jaccl_sockaddr *out)
 {
-    /* Both back ends bind the side channel to the TCP device's address today; the verbs back
-     * end will provide the address of the netdev behind its port. */
-    return fab_tcp_dev_addr(dev, out);
+    /* The side channel runs over the device's own IP interface (verbs: the netdev behind the
+     * port), so connection set-up follows the same path as the data. */
+    return g_ops == &fab_verbs_ops ? fab_verbs_dev_addr(dev, out) : fab_tcp_dev_addr(dev, out);
 }
 
-/* Pick the back end (NCCL_JACCL_FABRIC) and discover its devices. Caller holds g_lock. */
-static ncclResult_t fabric_open(void)
+/* NCCL_JACCL_FABRIC: verbs when asked for or (auto) when a usable port exists; auto falls back
+ * to tcp with one INFO line saying why. Sets g_ops and returns its device count (< 0: failed). */
+static int fabric_pick(void)
 {
     const char *want = jaccl_param_str(JP_FABRIC);
-    if (strcmp(want, "verbs") == 0) {
-        JWARN("NCCL_JACCL_FABRIC=verbs, but this build has no verbs back end yet");
-        return ncclInvalidUsage;
+    if (strcmp(want, "tcp") != 0) {
+        int n = fab_verbs_ops.init();
+        if (n > 0) {
+            g_ops = &fab_verbs_ops;
+            return n;
+        }
+        fab_verbs_ops.fini();
+        if (strcmp(want, "verbs") == 0) {
+            JWARN("NCCL_JACCL_FABRIC=verbs, but %s", fab_verbs_why_none());
+            return -1;
+        }
+        JINFO(NCCL_INIT | NCCL_NET, "verbs fabric not used (%s): falling back to tcp",
+              fab_verbs_why_none());
     }
     g_ops = &fab_tcp_ops;
-    int n = g_ops->init();
+    return g_ops->init();
+}
+
+/* Pick the back end and discover its devices. Caller holds g_lock. */
+static ncclResult_t fabric_open(void)
+{
+    int n = fabric_pick();
+    if (n < 0 && g_ops == NULL)
+        return ncclInvalidUsage;
     if (n < 0) {
         JWARN("fabric %s failed to initialise (%d)", g_ops->name, n);
         g_ops = NULL;

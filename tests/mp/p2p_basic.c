@@ -15,8 +15,8 @@
 #define STRIDE   (MAX_SIZE + 8192)
 #define WINDOW   2
 
-static const size_t sizes[] = {0,    1,     2,           3,         127, 128, 129, 4095,
-                               4096, 65537, (1u << 20) + 3, MAX_SIZE};
+static const size_t sizes[] = {0,       1, 2, 3, 127, 128, 129, 4095, 4096, 65537, (1u << 20) + 3,
+                               MAX_SIZE};
 #define NSIZES ((int)(sizeof(sizes) / sizeof(sizes[0])))
 
 static size_t size_of(int i, void *arg)
@@ -35,8 +35,8 @@ static void check_props(const struct mp_net *n)
     ncclNetProperties_v11_t p;
     if (!MP_OK(mp_net_props(n, n->dev, &p)))
         return;
-    mp_note("v%d: device %d is \"%s\", speed %d Mbps, maxRecvs %d, maxComms %d", n->version,
-            n->dev, p.name ? p.name : "(null)", p.speed, p.maxRecvs, p.maxComms);
+    mp_note("v%d: device %d is \"%s\", speed %d Mbps, maxRecvs %d, maxComms %d", n->version, n->dev,
+            p.name ? p.name : "(null)", p.speed, p.maxRecvs, p.maxComms);
     MP_CHECK(p.name && *p.name, "device has no name");
     MP_CHECK(p.ptrSupport & NCCL_PTR_HOST, "ptrSupport %#x lacks NCCL_PTR_HOST", p.ptrSupport);
     MP_CHECK(p.maxRecvs >= 1, "maxRecvs %d", p.maxRecvs);
@@ -123,12 +123,30 @@ static int sweep(const struct mp_net *n, int rank, void *s, void *r, char *sbuf,
     int peer = 1 - rank;
     int count = off == 0 || off == 5 ? NSIZES : NSIZES - 1; /* 64 MiB at two offsets only */
     struct mp_flow f[2] = {
-            {.net = n, .comm = s, .is_send = 1, .count = count, .window = WINDOW,
-             .base = sbuf + off, .stride = STRIDE, .mh = smh, .size_fn = size_of,
-             .seed = (uint64_t)(rank * 1000 + off * 100), .check = 1, .tag = rank},
-            {.net = n, .comm = r, .is_send = 0, .count = count, .window = WINDOW,
-             .base = rbuf + (off + 3) % 8, .stride = STRIDE, .mh = rmh, .size_fn = size_of,
-             .cap_fn = cap_of, .seed = (uint64_t)(peer * 1000 + off * 100), .check = 1,
+            {.net = n,
+             .comm = s,
+             .is_send = 1,
+             .count = count,
+             .window = WINDOW,
+             .base = sbuf + off,
+             .stride = STRIDE,
+             .mh = smh,
+             .size_fn = size_of,
+             .seed = (uint64_t)(rank * 1000 + off * 100),
+             .check = 1,
+             .tag = rank},
+            {.net = n,
+             .comm = r,
+             .is_send = 0,
+             .count = count,
+             .window = WINDOW,
+             .base = rbuf + (off + 3) % 8,
+             .stride = STRIDE,
+             .mh = rmh,
+             .size_fn = size_of,
+             .cap_fn = cap_of,
+             .seed = (uint64_t)(peer * 1000 + off * 100),
+             .check = 1,
              .tag = peer},
     };
     int rc = mp_flows_run(f, 2, mp_scaled(60));

@@ -127,6 +127,26 @@ static void test_chunks_parts_frames(void **state)
                         }
 }
 
+/* Every rank derives the same ring shape from the same call, whatever its own chunk. */
+static void test_shape_rank_independent(void **state)
+{
+    for (int kind = 0; kind < 3; kind++)
+        for (int P = 1; P <= MAXP; P++)
+            for (size_t i = 0; i < NCOUNTS; i++)
+                for (int win = 0; win < 3; win++) {
+                    struct jc_geom g0, g;
+                    geom(&g0, (enum jc_kind)kind, P, 0, counts[i] * 997, 4, win);
+                    jc_geom_ring_shape(&g0, 3);
+                    for (int r = 1; r < P; r++) {
+                        geom(&g, (enum jc_kind)kind, P, r, counts[i] * 997, 4, win);
+                        jc_geom_ring_shape(&g, 3);
+                        assert_int_equal(g.frame, g0.frame);
+                        assert_int_equal(g.ndirs, g0.ndirs);
+                        assert_int_equal(g.nwires, g0.nwires);
+                    }
+                }
+}
+
 /* The ring shape splits small operations less: one direction, one wire. */
 static void test_ring_shape(void **state)
 {
@@ -291,6 +311,7 @@ static void test_mesh_schedule(void **state)
                             jc_mesh_recv(&g[p], r, &v);
                             assert_int_equal(s.lo, v.lo);
                             assert_int_equal(s.len, v.len);
+                            jc_mesh_recv(&g[r], p, &v);
                             got += v.len;
                         }
                         struct jc_range red, own;
@@ -306,6 +327,7 @@ static void test_mesh_schedule(void **state)
                                                   : kind == JC_ALLREDUCE ? jc_total(&g[r])
                                                                          : own.len);
                         assert_true(g[r].frame >= JC_FRAME_MIN && g[r].frame <= JC_FRAME_MAX);
+                        assert_int_equal(g[r].frame, g[0].frame); /* same cuts everywhere */
                     }
                 }
 }
@@ -316,6 +338,7 @@ int main(void)
             cmocka_unit_test(test_frame_class),
             cmocka_unit_test(test_chunks_parts_frames),
             cmocka_unit_test(test_ring_shape),
+            cmocka_unit_test(test_shape_rank_independent),
             cmocka_unit_test(test_ring_schedule),
             cmocka_unit_test(test_mesh_schedule),
     };

@@ -12,7 +12,7 @@
 #define TEST_KERN_REF_ONLY
 #include "test_kern_cvt.c" /* the conversion reference: ref_decode, ref_cvt */
 
-#define MAXSZ 8
+#define MAXSZ  8
 #define CANARY 0xa5
 
 static const size_t counts[] = {0, 1, 7, 33, 1000003};
@@ -65,12 +65,21 @@ static uint64_t edge_value(enum jaccl_dtype t)
     static const uint64_t f32[] = {0x00000000, 0x80000000, 0x3f800000, 0xbf800000, 0x7f7fffff,
                                    0xff7fffff, 0x7f800000, 0xff800000, 0x7fc00000, 0x7f800001,
                                    0xffc00123, 0x00000001, 0x80000001, 0x007fffff, 0x00800000};
-    static const uint64_t f64[] = {0, 1ull << 63, 0x3ff0000000000000ull, 0xbff0000000000000ull,
-                                   0x7fefffffffffffffull, 0x7ff0000000000000ull,
-                                   0xfff0000000000000ull, 0x7ff8000000000000ull,
-                                   0x7ff0000000000001ull, 0xfff8000000000123ull, 1, 0x8000000000000001ull};
-    static const uint64_t ints[] = {0, 1, ~0ull, 2, 0x7fffffffffffffffull, 0x8000000000000000ull,
-                                    0x7f, 0x80, 0x7fffffff, 0x80000000, 0x5555555555555555ull};
+    static const uint64_t f64[] = {0,
+                                   1ull << 63,
+                                   0x3ff0000000000000ull,
+                                   0xbff0000000000000ull,
+                                   0x7fefffffffffffffull,
+                                   0x7ff0000000000000ull,
+                                   0xfff0000000000000ull,
+                                   0x7ff8000000000000ull,
+                                   0x7ff0000000000001ull,
+                                   0xfff8000000000123ull,
+                                   1,
+                                   0x8000000000000001ull};
+    static const uint64_t ints[] = {
+            0,    1,    ~0ull,      2,          0x7fffffffffffffffull, 0x8000000000000000ull,
+            0x7f, 0x80, 0x7fffffff, 0x80000000, 0x5555555555555555ull};
 #define PICK(arr) arr[rnd() % (sizeof(arr) / sizeof(arr[0]))]
     switch (t) {
     case JD_F16:
@@ -244,18 +253,9 @@ static void check_canary(const void *p, size_t bytes, const char *what)
             fail_msg("%s: byte %zu past the end was written", what, i);
 }
 
-static int avx2_available(void)
-{
-#if defined(__x86_64__)
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2");
-#else
-    return 0;
-#endif
-}
-
 static int restore_isa(void **state)
 {
+    (void)state;
     jaccl_kern_force_scalar(0);
     return 0;
 }
@@ -264,6 +264,7 @@ static int restore_isa(void **state)
 
 static void test_names_and_lookup(void **state)
 {
+    (void)state;
     static const size_t sizes[JD_NUM] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
     for (int t = 0; t < JD_NUM; t++) {
         assert_int_equal(jaccl_dtype_size(t), sizes[t]);
@@ -271,12 +272,12 @@ static void test_names_and_lookup(void **state)
         for (int op = 0; op < JR_NUM; op++)
             assert_non_null(jaccl_reduce_fn_get(t, op));
         assert_null(jaccl_reduce_fn_get(t, JR_NUM));
-        assert_null(jaccl_reduce_fn_get(t, (enum jaccl_redop)-1));
+        assert_null(jaccl_reduce_fn_get(t, (enum jaccl_redop) - 1));
     }
     assert_string_equal(jaccl_dtype_name(JD_BF16), "bfloat16");
     assert_string_equal(jaccl_redop_name(JR_MIN), "min");
     assert_int_equal(jaccl_dtype_size(JD_NUM), 0);
-    assert_int_equal(jaccl_dtype_size((enum jaccl_dtype)-1), 0);
+    assert_int_equal(jaccl_dtype_size((enum jaccl_dtype) - 1), 0);
     assert_string_equal(jaccl_dtype_name(JD_NUM), "invalid");
     assert_string_equal(jaccl_redop_name(JR_NUM), "invalid");
     assert_null(jaccl_reduce_fn_get(JD_NUM, JR_SUM));
@@ -285,6 +286,7 @@ static void test_names_and_lookup(void **state)
 /* Every pair, both builds, random data with edge values. */
 static void test_all_pairs_vs_reference(void **state)
 {
+    (void)state;
     enum { N = 20011 };
     static unsigned char a[N * MAXSZ], b[N * MAXSZ], d[N * MAXSZ];
     for (int scalar = 0; scalar < 2; scalar++) {
@@ -303,6 +305,7 @@ static void test_all_pairs_vs_reference(void **state)
 /* fp8 has only 65536 operand pairs: try them all, with both builds. */
 static void test_fp8_exhaustive(void **state)
 {
+    (void)state;
     enum { N = 65536 };
     static unsigned char a[N], b[N], d[N];
     for (unsigned i = 0; i < N; i++) {
@@ -322,6 +325,7 @@ static void test_fp8_exhaustive(void **state)
 /* Every fp16/bf16 code with itself and with +-0 goes through the vector conversions. */
 static void test_16bit_codes(void **state)
 {
+    (void)state;
     enum { N = 65536 };
     static uint16_t a[N], z[N], d[N];
     for (unsigned i = 0; i < N; i++) {
@@ -341,26 +345,28 @@ static void test_16bit_codes(void **state)
     }
 }
 
-/* The counts from the brief, NULL buffers for count 0, and nothing written past the end. */
+/* The counts from the brief with both builds, NULL buffers for count 0, and nothing
+ * written past the end. */
 static void test_counts(void **state)
 {
+    (void)state;
     size_t maxn = counts[sizeof(counts) / sizeof(counts[0]) - 1] + 16;
     unsigned char *a = malloc(maxn * MAXSZ), *b = malloc(maxn * MAXSZ), *d = malloc(maxn * MAXSZ);
     assert_non_null(a && b && d);
-    for (int t = 0; t < JD_NUM; t++) {
+    for (int k = 0; k < 2 * JD_NUM * JR_NUM; k++) {
+        int scalar = k / (JD_NUM * JR_NUM), t = k / JR_NUM % JD_NUM, op = k % JR_NUM;
         size_t sz = jaccl_dtype_size(t);
-        for (int op = 0; op < JR_NUM; op++) {
-            jaccl_reduce_fn fn = jaccl_reduce_fn_get(t, op);
-            fn(NULL, NULL, NULL, 0);
-            for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
-                size_t n = counts[c];
-                fill(t, a, n);
-                fill(t, b, n);
-                memset(d, CANARY, (n + 16) * sz);
-                fn(d, a, b, n);
-                check_vs_ref(t, op, d, a, b, n, "count");
-                check_canary(d + n * sz, 16 * sz, "count");
-            }
+        jaccl_kern_force_scalar(scalar);
+        jaccl_reduce_fn fn = jaccl_reduce_fn_get(t, op);
+        fn(NULL, NULL, NULL, 0);
+        for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+            size_t n = counts[c];
+            fill(t, a, n);
+            fill(t, b, n);
+            memset(d, CANARY, (n + 16) * sz);
+            fn(d, a, b, n);
+            check_vs_ref(t, op, d, a, b, n, scalar ? "scalar count" : "count");
+            check_canary(d + n * sz, 16 * sz, "count");
         }
     }
     free(a);
@@ -371,6 +377,7 @@ static void test_counts(void **state)
 /* dst == a, dst == b and dst == a == b give what the out-of-place call gives. */
 static void test_aliasing(void **state)
 {
+    (void)state;
     enum { N = 1001 };
     static unsigned char a[N * MAXSZ], b[N * MAXSZ], d[(N + 4) * MAXSZ], want[N * MAXSZ];
     for (int scalar = 0; scalar < 2; scalar++) {
@@ -403,25 +410,24 @@ static void test_aliasing(void **state)
  * aliasing: the vector loops must not assume any alignment beyond the element's. */
 static void test_unaligned(void **state)
 {
+    (void)state;
     enum { N = 1037 };
-    static _Alignas(64) unsigned char a[(N + 1) * MAXSZ], b[(N + 1) * MAXSZ],
-            d[(N + 1) * MAXSZ], a0[N * MAXSZ];
-    for (int t = 0; t < JD_NUM; t++) {
+    static _Alignas(64) unsigned char a[(N + 1) * MAXSZ], b[(N + 1) * MAXSZ], d[(N + 1) * MAXSZ],
+            a0[N * MAXSZ];
+    for (int k = 0; k < 2 * JD_NUM * JR_NUM * 8; k++) {
+        int mask = k % 8, op = k / 8 % JR_NUM, t = k / (8 * JR_NUM) % JD_NUM;
         size_t sz = jaccl_dtype_size(t);
-        for (int op = 0; op < JR_NUM; op++) {
-            jaccl_reduce_fn fn = jaccl_reduce_fn_get(t, op);
-            for (int mask = 1; mask < 8; mask++) {
-                unsigned char *pa = a + ((mask & 1) ? sz : 0), *pb = b + ((mask & 2) ? sz : 0);
-                unsigned char *pd = d + ((mask & 4) ? sz : 0);
-                fill(t, pa, N);
-                fill(t, pb, N);
-                fn(pd, pa, pb, N);
-                check_vs_ref(t, op, pd, pa, pb, N, "unaligned");
-                memcpy(a0, pa, N * sz);
-                fn(pa, pa, pb, N);
-                check_vs_ref(t, op, pa, a0, pb, N, "unaligned dst==a");
-            }
-        }
+        unsigned char *pa = a + ((mask & 1) ? sz : 0), *pb = b + ((mask & 2) ? sz : 0);
+        unsigned char *pd = d + ((mask & 4) ? sz : 0);
+        jaccl_kern_force_scalar(k / (8 * JR_NUM * JD_NUM));
+        jaccl_reduce_fn fn = jaccl_reduce_fn_get(t, op);
+        fill(t, pa, N);
+        fill(t, pb, N);
+        fn(pd, pa, pb, N);
+        check_vs_ref(t, op, pd, pa, pb, N, "unaligned");
+        memcpy(a0, pa, N * sz);
+        fn(pa, pa, pb, N);
+        check_vs_ref(t, op, pa, a0, pb, N, "unaligned dst==a");
     }
 }
 
@@ -430,15 +436,16 @@ static jaccl_reduce_fn base_fn(enum jaccl_dtype t, enum jaccl_redop op)
     jaccl_reduce_fn fn = jaccl_kern_int_get(t, op, JK_ISA_BASE);
     if (!fn)
         fn = jaccl_kern_ieee_get(t, op, JK_ISA_BASE);
-    return fn ? fn : jaccl_kern_narrow_get(t, op, JK_ISA_BASE);
+    return fn ? fn : jaccl_kern_narrow_get(t, op);
 }
 
 /* The AVX2 build and the portable build agree bit for bit, and each is deterministic. */
 static void test_avx2_matches_scalar(void **state)
 {
+    (void)state;
     enum { N = 100003 };
     static unsigned char a[N * MAXSZ], b[N * MAXSZ], ds[N * MAXSZ], dv[N * MAXSZ];
-    if (!avx2_available())
+    if (!jaccl_kern_have_avx2())
         skip();
     for (int t = 0; t < JD_NUM; t++) {
         size_t sz = jaccl_dtype_size(t);
@@ -467,9 +474,9 @@ int main(void)
             cmocka_unit_test_teardown(test_all_pairs_vs_reference, restore_isa),
             cmocka_unit_test_teardown(test_fp8_exhaustive, restore_isa),
             cmocka_unit_test_teardown(test_16bit_codes, restore_isa),
-            cmocka_unit_test(test_counts),
+            cmocka_unit_test_teardown(test_counts, restore_isa),
             cmocka_unit_test_teardown(test_aliasing, restore_isa),
-            cmocka_unit_test(test_unaligned),
+            cmocka_unit_test_teardown(test_unaligned, restore_isa),
             cmocka_unit_test_teardown(test_avx2_matches_scalar, restore_isa),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -55,9 +55,8 @@ void mp_note(const char *fmt, ...)
 const char *mp_result_str(ncclResult_t rc)
 {
     static const char *const names[] = {
-            "ncclSuccess",       "ncclUnhandledCudaError", "ncclSystemError",
-            "ncclInternalError", "ncclInvalidArgument",    "ncclInvalidUsage",
-            "ncclRemoteError",   "ncclInProgress",
+            "ncclSuccess",         "ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError",
+            "ncclInvalidArgument", "ncclInvalidUsage",       "ncclRemoteError", "ncclInProgress",
     };
     if ((unsigned)rc < sizeof(names) / sizeof(names[0]))
         return names[rc];

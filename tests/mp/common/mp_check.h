@@ -20,11 +20,11 @@ const char *mp_result_str(ncclResult_t rc);
 #define MP_CHECK(ok, ...) mp_check_at(!!(ok), __FILE__, __LINE__, __VA_ARGS__)
 
 /* The call must return exactly `want`. */
-#define MP_EXPECT_RC(call, want)                                                          \
-    ({                                                                                    \
-        ncclResult_t mp_rc_ = (call);                                                     \
-        mp_check_at(mp_rc_ == (want), __FILE__, __LINE__, "%s returned %s, expected %s", \
-                    #call, mp_result_str(mp_rc_), mp_result_str(want));                   \
+#define MP_EXPECT_RC(call, want)                                                                \
+    ({                                                                                          \
+        ncclResult_t mp_rc_ = (call);                                                           \
+        mp_check_at(mp_rc_ == (want), __FILE__, __LINE__, "%s returned %s, expected %s", #call, \
+                    mp_result_str(mp_rc_), mp_result_str(want));                                \
     })
 
 /* The call must succeed. */

@@ -17,9 +17,18 @@ size_t mp_flow_cap(const struct mp_flow *f, int i)
     return f->cap_fn ? f->cap_fn(i, f->arg) : mp_flow_size(f, i);
 }
 
+/* Bytes after a receive's capacity that must stay untouched. */
+#define GUARD_TAIL 4096
+
 static char *slot_buf(const struct mp_flow *f, int i)
 {
     return f->base + (size_t)(i % f->window) * f->stride;
+}
+
+static size_t guard_end(const struct mp_flow *f, int i)
+{
+    size_t end = mp_flow_cap(f, i) + GUARD_TAIL;
+    return end < f->stride ? end : f->stride;
 }
 
 /* Once per message, however often the post is retried: the payload for a send, the guard
@@ -31,7 +40,7 @@ static void prepare(struct mp_flow *f, int i)
     if (f->is_send)
         mp_fill(slot_buf(f, i), mp_flow_size(f, i), f->seed + (uint64_t)i);
     else
-        memset(slot_buf(f, i), MP_GUARD_BYTE, f->stride);
+        memset(slot_buf(f, i), MP_GUARD_BYTE, guard_end(f, i));
     f->prepared = i + 1;
 }
 
@@ -40,20 +49,20 @@ static void verify_recv(struct mp_flow *f, int i, int got)
 {
     size_t want = mp_flow_size(f, i);
     const char *b = slot_buf(f, i);
-    if (!MP_CHECK(got >= 0 && (size_t)got == want, "recv #%d: test reported %d bytes, sent %zu",
-                  i, got, want)) {
+    if (!MP_CHECK(got >= 0 && (size_t)got == want, "recv #%d: test reported %d bytes, sent %zu", i,
+                  got, want)) {
         f->bad++;
         return;
     }
     if (!f->check)
         return;
     size_t bad = mp_verify(b, want, f->seed + (uint64_t)i);
-    size_t tail = mp_guard_check(b + want, f->stride - want);
-    if (!MP_CHECK(bad == (size_t)-1, "recv #%d (%zu bytes): wrong content from byte %zu", i,
-                  want, bad) ||
+    size_t tail = mp_guard_check(b + want, guard_end(f, i) - want);
+    if (!MP_CHECK(bad == (size_t)-1, "recv #%d (%zu bytes): wrong content from byte %zu", i, want,
+                  bad) ||
         !MP_CHECK(tail == (size_t)-1,
-                  "recv #%d (%zu bytes, capacity %zu): byte %zu after the message was written",
-                  i, want, mp_flow_cap(f, i), want + tail))
+                  "recv #%d (%zu bytes, capacity %zu): byte %zu after the message was written", i,
+                  want, mp_flow_cap(f, i), want + tail))
         f->bad++;
 }
 
@@ -137,7 +146,63 @@ int mp_flows_run(struct mp_flow *flows, int nflows, int timeout_s)
     for (int i = 0; i < nflows; i++)
         if (flows[i].done < flows[i].count)
             mp_note("flow %d (%s) stuck after %d s: %d of %d posted, %d done", i,
-                    flows[i].is_send ? "send" : "recv", timeout_s, flows[i].posted,
-                    flows[i].count, flows[i].done);
+                    flows[i].is_send ? "send" : "recv", timeout_s, flows[i].posted, flows[i].count,
+                    flows[i].done);
     return -1;
+}
+
+ncclResult_t mp_test_wait(const struct mp_net *n, void *req, int *got, int timeout_s)
+{
+    double deadline = mp_now() + timeout_s;
+    for (;;) {
+        int done = 0, size = -1;
+        ncclResult_t rc = mp_net_test(n, req, &done, &size);
+        if (rc != ncclSuccess)
+            return rc;
+        if (done) {
+            if (got)
+                *got = size;
+            return ncclSuccess;
+        }
+        if (mp_now() > deadline)
+            return ncclInProgress;
+        sched_yield();
+    }
+}
+
+/* Posts until the plugin hands out a request; the caller's deadline covers the wait. */
+static ncclResult_t post_wait(const struct mp_net *n, void *comm, int is_send, void *buf,
+                              size_t size, int tag, void *mh, void **req, double deadline)
+{
+    for (;;) {
+        ncclResult_t rc = is_send ? mp_net_isend(n, comm, buf, size, tag, mh, req)
+                                  : mp_net_irecv(n, comm, buf, size, tag, mh, req);
+        if (rc != ncclSuccess || *req)
+            return rc;
+        if (mp_now() > deadline)
+            return ncclInProgress;
+        sched_yield();
+    }
+}
+
+ncclResult_t mp_send_wait(const struct mp_net *n, void *comm, void *buf, size_t size, int tag,
+                          void *mh, int timeout_s)
+{
+    void *req = NULL;
+    double t0 = mp_now();
+    ncclResult_t rc = post_wait(n, comm, 1, buf, size, tag, mh, &req, t0 + timeout_s);
+    if (rc != ncclSuccess)
+        return rc;
+    return mp_test_wait(n, req, NULL, timeout_s - (int)(mp_now() - t0));
+}
+
+ncclResult_t mp_recv_wait(const struct mp_net *n, void *comm, void *buf, size_t cap, int tag,
+                          void *mh, int *got, int timeout_s)
+{
+    void *req = NULL;
+    double t0 = mp_now();
+    ncclResult_t rc = post_wait(n, comm, 0, buf, cap, tag, mh, &req, t0 + timeout_s);
+    if (rc != ncclSuccess)
+        return rc;
+    return mp_test_wait(n, req, got, timeout_s - (int)(mp_now() - t0));
 }

@@ -48,6 +48,16 @@ int mp_flow_step(struct mp_flow *f);
  * passes (-1, with a note naming the stuck flows). */
 int mp_flows_run(struct mp_flow *flows, int nflows, int timeout_s);
 
+/* One message, posted (a NULL request is retried) and tested until done. Returns the first
+ * error from isend/irecv/test, ncclSuccess, or ncclInProgress if timeout_s passed first.
+ * mp_recv_wait stores the size test reported in *got (if got). Nothing is printed. */
+ncclResult_t mp_send_wait(const struct mp_net *n, void *comm, void *buf, size_t size, int tag,
+                          void *mh, int timeout_s);
+ncclResult_t mp_recv_wait(const struct mp_net *n, void *comm, void *buf, size_t cap, int tag,
+                          void *mh, int *got, int timeout_s);
+/* Tests one posted request until done, an error, or timeout_s (ncclInProgress). */
+ncclResult_t mp_test_wait(const struct mp_net *n, void *req, int *got, int timeout_s);
+
 /* Capacity of message i (size when no cap_fn). */
 size_t mp_flow_cap(const struct mp_flow *f, int i);
 size_t mp_flow_size(const struct mp_flow *f, int i);

@@ -17,8 +17,8 @@ int mp_listen_publish(const struct mp_net *n, int slot, void **lcomm)
     return 0;
 }
 
-int mp_connect_accept(const struct mp_net *n, void *handle, void **scomm, void *lcomm,
-                      void **rcomm, int timeout_s)
+int mp_connect_accept(const struct mp_net *n, void *handle, void **scomm, void *lcomm, void **rcomm,
+                      int timeout_s)
 {
     int want_s = scomm != NULL, want_r = rcomm != NULL;
     if (want_s)
@@ -31,8 +31,9 @@ int mp_connect_accept(const struct mp_net *n, void *handle, void **scomm, void *
             return -1;
         if (want_r && !*rcomm && !MP_OK(mp_net_accept(n, lcomm, rcomm)))
             return -1;
-        if (!MP_CHECK(mp_now() < deadline, "connect/accept not done after %d s (connect %s, "
-                                           "accept %s)",
+        if (!MP_CHECK(mp_now() < deadline,
+                      "connect/accept not done after %d s (connect %s, "
+                      "accept %s)",
                       timeout_s, want_s && !*scomm ? "pending" : "done",
                       want_r && !*rcomm ? "pending" : "done"))
             return -1;

@@ -12,8 +12,8 @@ int mp_listen_publish(const struct mp_net *n, int slot, void **lcomm);
  * are done, an error comes back, or timeout_s passes. `handle` must be the caller's own copy,
  * the one used for any earlier connect to it: NCCL passes that same buffer on every retry, and
  * a plugin may keep in-progress state keyed by it. 0 on success. */
-int mp_connect_accept(const struct mp_net *n, void *handle, void **scomm, void *lcomm,
-                      void **rcomm, int timeout_s);
+int mp_connect_accept(const struct mp_net *n, void *handle, void **scomm, void *lcomm, void **rcomm,
+                      int timeout_s);
 
 /* Every rank: listen, publish in `slot`, barrier, connect to rank+1 and accept from rank-1,
  * closeListen. With 2 ranks both links go to the other rank. 0 on success. */

@@ -10,7 +10,7 @@
 #include "common/mp_log.h"
 #include "common/mp_proc.h"
 
-#define HIST     128 /* WARNs remembered; tests look back over a few at most */
+#define HIST      128 /* WARNs remembered; tests look back over a few at most */
 #define HIST_LINE 512
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;

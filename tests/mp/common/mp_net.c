@@ -14,10 +14,10 @@
 static const char *const lib_names[] = {"jaccl", "libnccl-net-jaccl.so"};
 
 /* A table slot whose signature is the same in every version. */
-#define SAME_SLOT(n, slot, ...)                                                         \
-    ((n)->version == 8    ? (n)->t.v8->slot(__VA_ARGS__)                               \
-     : (n)->version == 9  ? (n)->t.v9->slot(__VA_ARGS__)                               \
-     : (n)->version == 10 ? (n)->t.v10->slot(__VA_ARGS__)                              \
+#define SAME_SLOT(n, slot, ...)                           \
+    ((n)->version == 8    ? (n)->t.v8->slot(__VA_ARGS__)  \
+     : (n)->version == 9  ? (n)->t.v9->slot(__VA_ARGS__)  \
+     : (n)->version == 10 ? (n)->t.v10->slot(__VA_ARGS__) \
                           : (n)->t.v11->slot(__VA_ARGS__))
 
 int mp_net_load(struct mp_net *n, int version)
@@ -27,6 +27,7 @@ int mp_net_load(struct mp_net *n, int version)
     const char *err = "";
     for (size_t i = 0; i < sizeof(lib_names) / sizeof(lib_names[0]) && !n->lib; i++) {
         n->lib = dlopen(lib_names[i], RTLD_NOW | RTLD_LOCAL);
+        n->name = lib_names[i];
         if (!n->lib)
             err = dlerror();
     }

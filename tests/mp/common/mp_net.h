@@ -12,7 +12,8 @@
 struct mp_net {
     int version; /* 8 .. 11 */
     void *lib;
-    char path[256]; /* the file the loader picked */
+    const char *name; /* the name dlopen accepted */
+    char path[256];   /* the file the loader picked */
     union {
         const ncclNet_v8_t *v8;
         const ncclNet_v9_t *v9;

@@ -44,8 +44,8 @@ static void rank_main(int rank, int nranks, int timeout_s, mp_rank_fn fn, void *
 
 static struct mp_shared *shared_new(int nranks)
 {
-    struct mp_shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
-                                MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    struct mp_shared *sh =
+            mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (sh == MAP_FAILED)
         return NULL;
     pthread_barrierattr_t ba;
@@ -174,6 +174,16 @@ int mp_flag_wait(int rank, int idx, long value, int timeout_ms)
         mp_sleep_ms(1);
     }
     return 0;
+}
+
+void mp_value_set(int idx, double v)
+{
+    mp_sh->value[mp_rank][idx] = v;
+}
+
+double mp_value_get(int rank, int idx)
+{
+    return mp_sh->value[rank][idx];
 }
 
 int mp_kill_rank(int rank, int sig)

@@ -10,9 +10,11 @@
 
 #include "nccl_abi/net.h"
 
-#define MP_MAX_RANKS 8
-#define MP_SLOTS     4  /* listen handles each rank may publish at once */
-#define MP_FLAGS     16 /* integers each rank may publish */
+#define MP_MAX_RANKS    8
+#define MP_SLOTS        4  /* listen handles each rank may publish at once */
+#define MP_FLAGS        16 /* integers each rank may publish; MP_FLAG_HARNESS.. are the harness's */
+#define MP_FLAG_HARNESS 12
+#define MP_VALUES       8 /* measurements each rank may publish */
 
 struct mp_shared {
     pthread_barrier_t barrier;
@@ -20,8 +22,9 @@ struct mp_shared {
     pid_t pid[MP_MAX_RANKS];
     int expect_kill[MP_MAX_RANKS]; /* the test kills this rank on purpose */
     char handle[MP_MAX_RANKS][MP_SLOTS][NCCL_NET_HANDLE_MAXSIZE];
-    long flag[MP_MAX_RANKS][MP_FLAGS]; /* accessed with __atomic builtins */
-    char scratch[4096];                /* free-form, the test's own layout */
+    long flag[MP_MAX_RANKS][MP_FLAGS];     /* accessed with __atomic builtins */
+    double value[MP_MAX_RANKS][MP_VALUES]; /* written before a barrier, read after it */
+    char scratch[4096];                    /* free-form, the test's own layout */
 };
 
 extern struct mp_shared *mp_sh;
@@ -44,6 +47,10 @@ void mp_flag_set(int rank, int idx, long value);
 long mp_flag_get(int rank, int idx);
 /* Waits until rank's flag idx >= value; 0, or -1 after timeout_ms. */
 int mp_flag_wait(int rank, int idx, long value, int timeout_ms);
+
+/* A measurement for the other ranks; they read it after the next barrier. */
+void mp_value_set(int idx, double v);
+double mp_value_get(int rank, int idx);
 
 /* Marks rank as killed on purpose (so the parent does not count it), then sends sig. */
 int mp_kill_rank(int rank, int sig);

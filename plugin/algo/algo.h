@@ -1,0 +1,138 @@
+/* The collective algorithms (ring, mesh, local) as the core sees them, and the transport they
+ * run on as they see it.
+ *
+ * An operation (struct jc_op) is a geometry (chunks.h) plus two buffers that map logical byte
+ * offsets to memory. Algorithms are step functions: jc_*_start once, then jc_*_advance every
+ * time completions arrived, until it returns 1 (done) or < 0 (failed). They never block.
+ *
+ * The transport (struct jc_xport, implemented by core/coll_xport.c) is a set of ordered
+ * streams, one per (peer, lane), with cumulative counters. It hides credits: jc_x_can_send says
+ * whether the peer has a receive posted for the next message, jc_x_can_recv whether another
+ * receive may be posted. Messages on one stream arrive in order, and the receiver posts its
+ * receives in the order the sender sends: both sides walk the same schedule. */
+#ifndef JACCL_ALGO_ALGO_H
+#define JACCL_ALGO_ALGO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "algo/chunks.h"
+#include "algo/kern_reduce.h"
+#include "fabric/fabric.h"
+
+#define JC_MAX_RANKS 256
+#define JC_POST_MAX  4 /* receives posted ahead per stream */
+#define JC_SEND_MAX  4 /* sends in flight per stream */
+#define JC_SLOTS     2 /* staging slots per receiving stream: pipeline depth */
+
+enum jc_algo { JC_ALGO_LOCAL, JC_ALGO_RING, JC_ALGO_MESH };
+
+/* Memory holding the logical range [base, base + len). */
+struct jc_buf {
+    char *p;
+    struct fab_mr *mr;
+    size_t base, len;
+};
+
+static inline char *jc_at(const struct jc_buf *b, size_t logical)
+{
+    return b->p + (logical - b->base);
+}
+
+struct jc_op {
+    struct jc_geom g;
+    enum jc_algo algo;
+    int dtype, redop;
+    jaccl_reduce_fn fn; /* NULL for all-gather */
+    struct jc_buf in, out;
+    int in_place; /* out aliases in as the kind's in-place convention says */
+    uint32_t sig; /* same on every rank for the same call: checked across ranks */
+    size_t bytes; /* reported by test() */
+};
+
+/* ---- the transport (core/coll_xport.c) ---- */
+struct jc_xport;
+int jc_x_wires(const struct jc_xport *x);
+int jc_x_can_send(struct jc_xport *x, int peer, int lane);
+int jc_x_send(struct jc_xport *x, int peer, int lane, const void *buf, size_t len,
+              struct fab_mr *mr);
+int jc_x_can_recv(struct jc_xport *x, int peer, int lane);
+int jc_x_recv(struct jc_xport *x, int peer, int lane, void *buf, size_t len, struct fab_mr *mr);
+uint32_t jc_x_sent(struct jc_xport *x, int peer, int lane);
+uint32_t jc_x_sdone(struct jc_xport *x, int peer, int lane);
+uint32_t jc_x_posted(struct jc_xport *x, int peer, int lane);
+uint32_t jc_x_landed(struct jc_xport *x, int peer, int lane);
+/* Staging slot i (< JC_SLOTS, JC_FRAME_MAX bytes) of the stream from (peer, lane). */
+char *jc_x_slot(struct jc_xport *x, int peer, int lane, int i, struct fab_mr **mr);
+/* One JC_FRAME_MAX buffer for the local contribution (mesh, in place). */
+char *jc_x_own(struct jc_xport *x);
+/* Registered scratch of at least len bytes, kept across operations; NULL if out of memory. */
+char *jc_x_scratch(struct jc_xport *x, size_t len, struct fab_mr **mr);
+
+/* ---- algorithms ---- */
+struct jc_cur {
+    int t;    /* step */
+    size_t f; /* frame within the step's part */
+};
+
+struct jc_rlane { /* one (direction, wire) of the ring */
+    int d, w, lane, speer, rpeer;
+    uint32_t sbase, rbase;       /* transport counters when the operation started */
+    uint32_t nsend, nrecv, n0;   /* frames to send, to receive, sent at step 0 */
+    uint32_t sent, posted, proc; /* relative progress */
+    struct jc_cur sc, pc, qc;    /* next frame to send, to post, to process */
+    uint8_t busy;                /* staging slots in use, one bit each */
+    int8_t slot_of[JC_POST_MAX]; /* receive j -> slot, at j % JC_POST_MAX (-1: direct) */
+};
+
+struct jc_ring_run {
+    int T, nl;
+    struct jc_buf acc; /* where partial sums live: the output (all-reduce) or scratch */
+    struct jc_rlane l[JC_MAX_PARTS];
+};
+
+struct jc_mpeer {
+    uint32_t sbase, rbase, nsend, nrecv, sent, posted;
+};
+
+struct jc_mesh_run {
+    struct jc_range red; /* the range reduced here */
+    size_t nred, ff;     /* its frames; the frame being folded */
+    int fk;              /* next rank to fold into frame ff */
+    int own_saved;       /* in place: the local frame ff was copied to jc_x_own */
+    struct jc_mpeer p[JC_MAX_RANKS];
+};
+
+struct jc_run {
+    struct jc_op *op;
+    union {
+        struct jc_ring_run ring;
+        struct jc_mesh_run mesh;
+    };
+};
+
+/* choose.c: the algorithm for an operation, identical on every rank for the same call. */
+struct jc_choice {
+    int mesh_connected;
+    int force; /* 0 auto, JC_ALGO_RING, JC_ALGO_MESH */
+    size_t mesh_max_bytes;
+    int mesh_max_ranks;
+    int wires;
+};
+void jc_algo_choose(struct jc_op *op, const struct jc_choice *ch);
+const char *jc_algo_name(enum jc_algo a);
+const char *jc_kind_name(enum jc_kind k);
+uint32_t jc_op_sig(const struct jc_op *op);
+
+/* 1 done, 0 in progress (more completions needed), < 0 failed. *progress says whether the call
+ * did anything, so the caller knows when to sleep. */
+int jc_ring_start(struct jc_run *run, struct jc_xport *x);
+int jc_ring_advance(struct jc_run *run, struct jc_xport *x, int *progress);
+int jc_mesh_start(struct jc_run *run, struct jc_xport *x);
+int jc_mesh_advance(struct jc_run *run, struct jc_xport *x, int *progress);
+/* One rank: a copy. */
+int jc_local_run(const struct jc_op *op);
+/* All-gather: the local chunk into the output, unless it is already there. */
+void jc_copy_own(const struct jc_op *op);
+
+#endif

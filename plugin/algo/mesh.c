@@ -1,0 +1,188 @@
+/* The mesh, as JACCL runs it: every rank sends its data to every peer in one step, and each rank
+ * reduces the contributions strictly in rank order, frame by frame:
+ *     out = c0 OP c1, out = out OP c2, ..., out = out OP c(P-1)
+ * so every rank computes the same bits. Peer frames land in two staging slots per peer; frame f
+ * may only be posted once frame f-2 is folded, which never waits on a peer's buffers, so the
+ * mesh cannot deadlock. All-gather frames land directly in the output.
+ *
+ * In place, the output is the input: the first write to a frame must wait until that frame has
+ * gone to every peer (all-reduce), and a local contribution folded after the first write
+ * (rank >= 2) is saved in a private buffer first. */
+#include <string.h>
+
+#include "algo/algo.h"
+
+static int reduces(const struct jc_op *op)
+{
+    return op->g.kind != JC_ALLGATHER;
+}
+
+int jc_mesh_start(struct jc_run *run, struct jc_xport *x)
+{
+    struct jc_mesh_run *m = &run->mesh;
+    const struct jc_geom *g = &run->op->g;
+    for (int p = 0; p < g->nranks; p++) {
+        struct jc_mpeer *mp = &m->p[p];
+        struct jc_range s, r;
+        memset(mp, 0, sizeof(*mp));
+        if (p == g->rank)
+            continue;
+        jc_mesh_send(g, p, &s);
+        jc_mesh_recv(g, p, &r);
+        mp->nsend = (uint32_t)jc_nframes(g, &s);
+        mp->nrecv = (uint32_t)jc_nframes(g, &r);
+        mp->sbase = jc_x_sent(x, p, 0);
+        mp->rbase = jc_x_posted(x, p, 0);
+    }
+    jc_mesh_reduced(g, &m->red);
+    m->nred = jc_nframes(g, &m->red);
+    m->ff = 0;
+    m->fk = 0;
+    m->own_saved = 0;
+    if (!reduces(run->op))
+        jc_copy_own(run->op);
+    return 0;
+}
+
+static int peer_send(struct jc_run *run, struct jc_xport *x, int p, int *prog)
+{
+    const struct jc_op *op = run->op;
+    struct jc_mpeer *mp = &run->mesh.p[p];
+    struct jc_range s, fr;
+    jc_mesh_send(&op->g, p, &s);
+    while (mp->sent < mp->nsend && jc_x_can_send(x, p, 0)) {
+        jc_frame(&op->g, &s, mp->sent, &fr);
+        if (jc_x_send(x, p, 0, jc_at(&op->in, fr.lo), fr.len, op->in.mr) != 0)
+            return -1;
+        mp->sent++;
+        *prog = 1;
+    }
+    return 0;
+}
+
+/* Reductions: frame f goes to slot f % 2, free once frame f - 2 is folded. */
+static int peer_post(struct jc_run *run, struct jc_xport *x, int p, int *prog)
+{
+    const struct jc_op *op = run->op;
+    struct jc_mpeer *mp = &run->mesh.p[p];
+    struct jc_range r, fr;
+    jc_mesh_recv(&op->g, p, &r);
+    while (mp->posted < mp->nrecv && jc_x_can_recv(x, p, 0)) {
+        struct fab_mr *mr = op->out.mr;
+        char *buf;
+        jc_frame(&op->g, &r, mp->posted, &fr);
+        if (reduces(op)) {
+            if (mp->posted >= run->mesh.ff + JC_SLOTS)
+                break;
+            buf = jc_x_slot(x, p, 0, (int)(mp->posted % JC_SLOTS), &mr);
+        } else {
+            buf = jc_at(&op->out, fr.lo);
+        }
+        if (jc_x_recv(x, p, 0, buf, fr.len, mr) != 0)
+            return -1;
+        mp->posted++;
+        *prog = 1;
+    }
+    return 0;
+}
+
+static int landed(struct jc_run *run, struct jc_xport *x, int k, size_t f)
+{
+    return k == run->op->g.rank || jc_x_landed(x, k, 0) - run->mesh.p[k].rbase > f;
+}
+
+/* In-place all-reduce: frame f of the input must have left for every peer. */
+static int sent_everywhere(struct jc_run *run, struct jc_xport *x, size_t f)
+{
+    const struct jc_geom *g = &run->op->g;
+    for (int p = 0; p < g->nranks; p++)
+        if (p != g->rank && jc_x_sdone(x, p, 0) - run->mesh.p[p].sbase <= f)
+            return 0;
+    return 1;
+}
+
+static const char *contrib(struct jc_run *run, struct jc_xport *x, int k,
+                           const struct jc_range *fr)
+{
+    const struct jc_op *op = run->op;
+    if (k != op->g.rank)
+        return jc_x_slot(x, k, 0, (int)(run->mesh.ff % JC_SLOTS), NULL);
+    return run->mesh.own_saved ? jc_x_own(x) : jc_at(&op->in, fr->lo);
+}
+
+/* The first fold of a frame: out = c0 OP c1, once the in-place rules allow writing. */
+static int fold_first(struct jc_run *run, struct jc_xport *x, const struct jc_range *fr)
+{
+    const struct jc_op *op = run->op;
+    struct jc_mesh_run *m = &run->mesh;
+    if (!landed(run, x, 0, m->ff) || !landed(run, x, 1, m->ff))
+        return 0;
+    if (op->in_place) {
+        if (op->g.kind == JC_ALLREDUCE && !sent_everywhere(run, x, m->ff))
+            return 0;
+        if (op->g.rank >= 2) {
+            memcpy(jc_x_own(x), jc_at(&op->in, fr->lo), fr->len);
+            m->own_saved = 1;
+        }
+    }
+    op->fn(jc_at(&op->out, fr->lo), contrib(run, x, 0, fr), contrib(run, x, 1, fr),
+           fr->len / op->g.esz);
+    m->fk = 2;
+    return 1;
+}
+
+/* One fold step of frame ff; 0 when it must wait for a contribution. */
+static int fold_step(struct jc_run *run, struct jc_xport *x)
+{
+    const struct jc_op *op = run->op;
+    struct jc_mesh_run *m = &run->mesh;
+    struct jc_range fr;
+    jc_frame(&op->g, &m->red, m->ff, &fr);
+    if (m->fk == 0) {
+        if (!fold_first(run, x, &fr))
+            return 0;
+    } else {
+        if (!landed(run, x, m->fk, m->ff))
+            return 0;
+        char *dst = jc_at(&op->out, fr.lo);
+        op->fn(dst, dst, contrib(run, x, m->fk, &fr), fr.len / op->g.esz);
+        m->fk++;
+    }
+    if (m->fk >= op->g.nranks) {
+        m->ff++;
+        m->fk = 0;
+        m->own_saved = 0;
+    }
+    return 1;
+}
+
+static int mesh_done(struct jc_run *run, struct jc_xport *x)
+{
+    const struct jc_geom *g = &run->op->g;
+    if (reduces(run->op) && run->mesh.ff < run->mesh.nred)
+        return 0;
+    for (int p = 0; p < g->nranks; p++) {
+        const struct jc_mpeer *mp = &run->mesh.p[p];
+        if (p == g->rank)
+            continue;
+        if (mp->sent < mp->nsend || jc_x_sdone(x, p, 0) - mp->sbase < mp->nsend ||
+            jc_x_landed(x, p, 0) - mp->rbase < mp->nrecv)
+            return 0;
+    }
+    return 1;
+}
+
+int jc_mesh_advance(struct jc_run *run, struct jc_xport *x, int *progress)
+{
+    const struct jc_geom *g = &run->op->g;
+    if (reduces(run->op))
+        while (run->mesh.ff < run->mesh.nred && fold_step(run, x))
+            *progress = 1;
+    /* Start with the next rank so that not everybody sends to rank 0 first. */
+    for (int i = 1; i < g->nranks; i++) {
+        int p = (g->rank + i) % g->nranks;
+        if (peer_post(run, x, p, progress) != 0 || peer_send(run, x, p, progress) != 0)
+            return -1;
+    }
+    return mesh_done(run, x);
+}

@@ -1,0 +1,213 @@
+/* The ring, as JACCL runs it: nranks chunks, a reduce-scatter phase then an all-gather phase of
+ * nranks-1 steps each, every chunk cut into two halves travelling in opposite directions, each
+ * half striped over the wires and moved in frames through two staging slots.
+ *
+ * Unlike JACCL, steps are not separated by a drain: each (direction, wire) lane is a dataflow
+ * pipeline. What a rank sends at step t+1 is what it received at step t, frame for frame, so
+ * frame f of step t+1 leaves as soon as frame f of step t has been reduced. Received partial
+ * sums land in a staging slot and are reduced straight into their home (the output for
+ * all-reduce, a scratch buffer for reduce-scatter) with the fused out = in OP recv kernel, which
+ * frees the slot at once: a slot is never held while waiting for a peer, so the ring cannot
+ * deadlock on its buffers. Frames of the all-gather phase land directly in the output. */
+#include <string.h>
+
+#include "algo/algo.h"
+
+static void part_of(const struct jc_geom *g, const struct jc_rlane *l, int t, int recv,
+                    struct jc_range *r)
+{
+    jc_ring_part(g, t, l->d, l->w, recv, r);
+}
+
+/* Moves a cursor to the next frame, skipping steps whose part is empty. */
+static void cur_norm(const struct jc_geom *g, const struct jc_rlane *l, int T, int recv,
+                     struct jc_cur *c)
+{
+    struct jc_range r;
+    while (c->t < T) {
+        part_of(g, l, c->t, recv, &r);
+        if (c->f < jc_nframes(g, &r))
+            return;
+        c->t++;
+        c->f = 0;
+    }
+}
+
+static void cur_next(const struct jc_geom *g, const struct jc_rlane *l, int T, int recv,
+                     struct jc_cur *c)
+{
+    c->f++;
+    cur_norm(g, l, T, recv, c);
+}
+
+static void cur_frame(const struct jc_geom *g, const struct jc_rlane *l, int recv,
+                      const struct jc_cur *c, struct jc_range *fr)
+{
+    struct jc_range r;
+    part_of(g, l, c->t, recv, &r);
+    jc_frame(g, &r, c->f, fr);
+}
+
+static uint32_t frames_total(const struct jc_geom *g, const struct jc_rlane *l, int T, int recv)
+{
+    uint32_t n = 0;
+    struct jc_range r;
+    for (int t = 0; t < T; t++) {
+        part_of(g, l, t, recv, &r);
+        n += (uint32_t)jc_nframes(g, &r);
+    }
+    return n;
+}
+
+static void lane_init(struct jc_run *run, struct jc_xport *x, int d, int w)
+{
+    struct jc_ring_run *rr = &run->ring;
+    const struct jc_geom *g = &run->op->g;
+    struct jc_rlane *l = &rr->l[rr->nl++];
+    struct jc_range r0;
+    memset(l, 0, sizeof(*l));
+    l->d = d;
+    l->w = w;
+    l->lane = d * jc_x_wires(x) + w;
+    l->speer = jc_ring_peer(g, d, 0);
+    l->rpeer = jc_ring_peer(g, d, 1);
+    l->sbase = jc_x_sent(x, l->speer, l->lane);
+    l->rbase = jc_x_posted(x, l->rpeer, l->lane);
+    l->nsend = frames_total(g, l, rr->T, 0);
+    l->nrecv = frames_total(g, l, rr->T, 1);
+    part_of(g, l, 0, 0, &r0);
+    l->n0 = rr->T > 0 ? (uint32_t)jc_nframes(g, &r0) : 0;
+    cur_norm(g, l, rr->T, 0, &l->sc);
+    cur_norm(g, l, rr->T, 1, &l->pc);
+    cur_norm(g, l, rr->T, 1, &l->qc);
+}
+
+int jc_ring_start(struct jc_run *run, struct jc_xport *x)
+{
+    struct jc_ring_run *rr = &run->ring;
+    const struct jc_op *op = run->op;
+    const struct jc_geom *g = &op->g;
+    rr->T = jc_ring_steps(g);
+    rr->nl = 0;
+    rr->acc = op->out;
+    if (g->kind == JC_REDUCESCATTER) {
+        /* Partial sums of other ranks' chunks need a home: never the caller's input. */
+        rr->acc = (struct jc_buf){.base = g->wo, .len = g->wb};
+        rr->acc.p = jc_x_scratch(x, g->wb, &rr->acc.mr);
+        if (!rr->acc.p)
+            return -1;
+    }
+    if (g->kind == JC_ALLGATHER)
+        jc_copy_own(op);
+    for (int d = 0; d < g->ndirs; d++)
+        for (int w = 0; w < g->nwires; w++)
+            lane_init(run, x, d, w);
+    return 0;
+}
+
+/* Reduces (or just accounts for) every frame that landed, in order. */
+static void lane_process(struct jc_run *run, struct jc_xport *x, struct jc_rlane *l, int *prog)
+{
+    const struct jc_op *op = run->op;
+    const struct jc_geom *g = &op->g;
+    uint32_t landed = jc_x_landed(x, l->rpeer, l->lane) - l->rbase;
+    while (l->proc < landed) {
+        if (jc_ring_reduces(g, l->qc.t)) {
+            struct jc_range fr;
+            int s = l->slot_of[l->proc % JC_POST_MAX];
+            cur_frame(g, l, 1, &l->qc, &fr);
+            char *dst = jc_ring_final(g, l->qc.t) ? jc_at(&op->out, fr.lo)
+                                                  : jc_at(&run->ring.acc, fr.lo);
+            op->fn(dst, jc_at(&op->in, fr.lo), jc_x_slot(x, l->rpeer, l->lane, s, NULL),
+                   fr.len / g->esz);
+            l->busy &= (uint8_t) ~(1u << s);
+        }
+        l->proc++;
+        cur_next(g, l, run->ring.T, 1, &l->qc);
+        *prog = 1;
+    }
+}
+
+static int free_slot(const struct jc_rlane *l)
+{
+    for (int s = 0; s < JC_SLOTS; s++)
+        if (!(l->busy & (1u << s)))
+            return s;
+    return -1;
+}
+
+/* Posts receives in schedule order: partial sums into a free slot, final data in place. */
+static int lane_post(struct jc_run *run, struct jc_xport *x, struct jc_rlane *l, int *prog)
+{
+    const struct jc_op *op = run->op;
+    const struct jc_geom *g = &op->g;
+    while (l->posted < l->nrecv && jc_x_can_recv(x, l->rpeer, l->lane)) {
+        struct jc_range fr;
+        char *buf;
+        struct fab_mr *mr = op->out.mr;
+        int s = -1;
+        cur_frame(g, l, 1, &l->pc, &fr);
+        if (jc_ring_reduces(g, l->pc.t)) {
+            if ((s = free_slot(l)) < 0)
+                break;
+            buf = jc_x_slot(x, l->rpeer, l->lane, s, &mr);
+        } else {
+            buf = jc_at(&op->out, fr.lo);
+        }
+        if (jc_x_recv(x, l->rpeer, l->lane, buf, fr.len, mr) != 0)
+            return -1;
+        if (s >= 0)
+            l->busy |= (uint8_t)(1u << s);
+        l->slot_of[l->posted % JC_POST_MAX] = (int8_t)s;
+        l->posted++;
+        cur_next(g, l, run->ring.T, 1, &l->pc);
+        *prog = 1;
+    }
+    return 0;
+}
+
+/* Where the frame sent at step t lives: the input at step 0, else where step t-1 put it. */
+static const struct jc_buf *send_src(const struct jc_run *run, int t)
+{
+    if (t == 0)
+        return &run->op->in;
+    return jc_ring_reduces(&run->op->g, t) ? &run->ring.acc : &run->op->out;
+}
+
+static int lane_send(struct jc_run *run, struct jc_xport *x, struct jc_rlane *l, int *prog)
+{
+    const struct jc_geom *g = &run->op->g;
+    while (l->sent < l->nsend && jc_x_can_send(x, l->speer, l->lane)) {
+        /* Frame k of step >= 1 is received frame k - n0: it must be processed first. */
+        if (l->sent >= l->n0 && l->proc <= l->sent - l->n0)
+            break;
+        struct jc_range fr;
+        const struct jc_buf *b = send_src(run, l->sc.t);
+        cur_frame(g, l, 0, &l->sc, &fr);
+        if (jc_x_send(x, l->speer, l->lane, jc_at(b, fr.lo), fr.len, b->mr) != 0)
+            return -1;
+        l->sent++;
+        cur_next(g, l, run->ring.T, 0, &l->sc);
+        *prog = 1;
+    }
+    return 0;
+}
+
+static int lane_done(struct jc_xport *x, const struct jc_rlane *l)
+{
+    return l->proc == l->nrecv && l->sent == l->nsend &&
+           jc_x_sdone(x, l->speer, l->lane) - l->sbase == l->nsend;
+}
+
+int jc_ring_advance(struct jc_run *run, struct jc_xport *x, int *progress)
+{
+    int done = 1;
+    for (int i = 0; i < run->ring.nl; i++) {
+        struct jc_rlane *l = &run->ring.l[i];
+        lane_process(run, x, l, progress);
+        if (lane_post(run, x, l, progress) != 0 || lane_send(run, x, l, progress) != 0)
+            return -1;
+        done &= lane_done(x, l);
+    }
+    return done;
+}

@@ -1,0 +1,169 @@
+/* CollNet communicators: one per group of ranks, joined to its peers by fabric endpoints.
+ *
+ * Every endpoint has 2W+1 lanes (W = NCCL_JACCL_RING_WIRES): lane d*W+w carries the ring's
+ * direction d on wire w (the mesh uses lane 0), and the last lane carries control messages.
+ * A control message tells the peer how many receives are posted on each data lane (cumulative
+ * counts): that is the credit that allows it to send. Data and control never share a lane,
+ * so each lane's receives are posted in exactly the order the peer sends.
+ *
+ * Threads: the API threads validate and queue operations (a ring of JC_QSIZE requests) and
+ * read their completion state; one progress thread per comm owns everything else. It sleeps
+ * in cq_wait whenever nothing moves. */
+#ifndef JACCL_CORE_COLL_H
+#define JACCL_CORE_COLL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "algo/algo.h"
+#include "core/comm.h"
+#include "core/conn.h"
+
+#define JC_QSIZE      256
+#define JC_CTRL_N     (JC_POST_MAX * JC_MAX_PARTS + 8) /* control receives per link */
+#define JC_CTRL_MAGIC 0x4a43544cu                     /* "JCTL" */
+#define JC_TAG_MAGIC  0x4a43u
+#define JC_REQ_MAGIC  0x4a435251u
+
+/* wr_id: type | link | lane | per-stream sequence number */
+enum jc_wr { JC_WR_DSEND = 1, JC_WR_DRECV, JC_WR_CSEND, JC_WR_CRECV };
+#define JC_WR(type, link, lane, idx)                                                               \
+    ((uint64_t)(type) << 60 | (uint64_t)(link) << 40 | (uint64_t)(lane) << 32 | (uint32_t)(idx))
+#define JC_WR_TYPE(w) ((unsigned)((w) >> 60))
+#define JC_WR_LINK(w) ((int)(((w) >> 40) & 0xfffff))
+#define JC_WR_LANE(w) ((int)(((w) >> 32) & 0xff))
+#define JC_WR_IDX(w)  ((uint32_t)(w))
+
+struct jc_ctrl {
+    uint32_t magic;
+    uint16_t ndata; /* data lanes described below */
+    uint16_t src;   /* sender's rank */
+    uint64_t op_seq; /* the operation the sender is running (for cross-checks) */
+    uint32_t op_sig;
+    uint32_t flags;                /* JC_CTRL_BYE */
+    uint32_t posted[JC_MAX_PARTS]; /* receives posted so far on each data lane */
+};
+
+#define JC_CTRL_BYE 1u /* the sender is closing: it needs nothing more from us */
+
+/* One ordered stream per (link, data lane), both directions. */
+struct jc_stream {
+    uint32_t sent, sdone, granted;      /* outgoing */
+    uint32_t posted, landed, advertised; /* incoming */
+    uint32_t exp_len[JC_POST_MAX];       /* length expected of each posted receive */
+    int stage;                           /* staging slot pair, or -1 */
+};
+
+struct jc_link {
+    int peer; /* rank; -1 while the connection is being set up */
+    struct fab_ep *ep;      /* ours once bound to a rank (closed by us) */
+    struct fab_ep *pending; /* during set-up: owned by the connection code */
+    char desc[64];
+    struct jc_stream s[JC_MAX_PARTS];
+    struct jc_ctrl *rx, *tx; /* JC_CTRL_N each */
+    uint32_t tx_posted, tx_done;
+    uint64_t peer_seq; /* latest operation the peer said it runs, and its signature */
+    uint32_t peer_sig;
+    int bye_sent, bye_rcvd;
+};
+
+enum jc_req_state { JC_REQ_FREE = 0, JC_REQ_QUEUED, JC_REQ_DONE };
+
+struct coll_req {
+    uint32_t magic;
+    atomic_int state;
+    ncclResult_t result;
+    struct coll_comm *comm;
+    uint64_t seq;
+    struct jc_op op;
+};
+
+/* What NCCL holds: never freed, so a comm used after close is caught by its kind. */
+struct coll_handle {
+    struct jaccl_comm_hdr hdr;
+    void *obj; /* struct coll_comm or struct coll_listen; NULL once closed */
+    struct coll_handle *next;
+};
+
+struct coll_listen {
+    struct coll_handle *h;
+    struct jaccl_listener *listener;
+    struct jaccl_handle jh;
+    int wires;
+};
+
+struct coll_comm {
+    struct coll_handle *h;
+    const struct fab_ops *ops;
+    struct fab_domain *dom;
+    int dev, nranks, rank, wires, ndata;
+    struct jc_choice choice;
+    struct fab_cq *cq;
+    int nlinks, maxlinks;
+    struct jc_link *links;
+    int16_t link_of[JC_MAX_RANKS];
+    char *ctrl_mem, *stage_mem, *scratch;
+    size_t ctrl_len, stage_len, scratch_len;
+    struct fab_mr *ctrl_mr, *stage_mr, *scratch_mr;
+    int nstage;
+    /* queue: API threads fill at q_tail (under qlock), the progress thread runs q_exec */
+    pthread_mutex_t qlock;
+    uint64_t q_tail, q_exec;
+    struct coll_req req[JC_QSIZE];
+    /* progress thread */
+    pthread_t thread;
+    int started;
+    atomic_int closing; /* closeColl: say goodbye to every peer, then leave */
+    atomic_int error;   /* ncclResult_t; sticky */
+    struct coll_req *cur;
+    uint64_t cur_t0, cur_warn;
+    struct jc_run run;
+};
+
+static inline struct jc_xport *coll_xport(struct coll_comm *c)
+{
+    return (struct jc_xport *)c;
+}
+
+static inline struct coll_comm *xport_comm(struct jc_xport *x)
+{
+    return (struct coll_comm *)x;
+}
+
+/* coll_handle.c */
+struct coll_handle *coll_handle_new(uint32_t kind, void *obj);
+/* The object behind an NCCL pointer of `kind`, or NULL with a WARN naming `what`. */
+void *coll_handle_obj(void *p, uint32_t kind, const char *what);
+void coll_handle_kill(struct coll_handle *h);
+
+/* coll_comm.c */
+struct coll_comm *coll_comm_new(int dev, int nranks, int rank, int wires);
+void coll_comm_free(struct coll_comm *c);
+struct jaccl_conn_setup coll_setup(struct coll_comm *c);
+int coll_link_bind(struct coll_comm *c, struct fab_ep *ep, int peer, const char *desc);
+int coll_stage_alloc(struct coll_comm *c);
+int coll_thread_start(struct coll_comm *c);
+
+/* coll_xport.c */
+int coll_x_poll(struct coll_comm *c); /* completions dispatched */
+void coll_x_grants(struct coll_comm *c);
+struct jc_stream *coll_x_stream(struct coll_comm *c, int peer, int lane);
+void coll_x_close_all(struct coll_comm *c);
+/* Fails the comm if a peer already said it runs operation `seq` with another signature. */
+void coll_x_check_sig(struct coll_comm *c, uint64_t seq, uint32_t sig);
+/* Sends goodbyes not sent yet; returns how many peers have not said theirs. */
+int coll_x_bye(struct coll_comm *c);
+/* Marks the comm broken (first cause wins: one WARN), closes every endpoint. */
+ncclResult_t coll_fail(struct coll_comm *c, ncclResult_t rc, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+/* coll_queue.c */
+ncclResult_t coll_enqueue(struct coll_comm *c, const struct jc_op *op, void **request);
+struct coll_req *coll_next(struct coll_comm *c);
+void coll_finish(struct coll_comm *c, struct coll_req *r, ncclResult_t rc);
+
+/* coll_progress.c */
+void *coll_progress_main(void *arg);
+
+#endif

@@ -1,0 +1,98 @@
+/* CollNet entry points that need no peer: init, devices, reduceSupport, memory registration,
+ * and closing comms. */
+#include <stdlib.h>
+
+#include "abi/api.h"
+#include "core/coll.h"
+#include "core/state.h"
+#include "util/log.h"
+#include "util/param.h"
+
+ncclResult_t jaccl_coll_init(void **ctx, uint64_t commId, ncclDebugLogger_t logFunction)
+{
+    return jaccl_init(ctx, commId, NULL, logFunction, NULL);
+}
+
+ncclResult_t jaccl_coll_finalize(void *ctx)
+{
+    return jaccl_finalize(ctx);
+}
+
+/* CollNet devices are the net devices: NCCL pairs them by index and name. */
+ncclResult_t jaccl_coll_devices(int *ndev)
+{
+    if (!ndev)
+        return ncclInvalidArgument;
+    if (jaccl_param_int(JP_COLL_ENABLE) == 0) {
+        *ndev = 0;
+        return ncclSuccess;
+    }
+    return jaccl_devices(ndev);
+}
+
+ncclResult_t jaccl_coll_reduce_support(ncclDataType_t dataType, ncclRedOp_t redOp,
+                                       int *supported)
+{
+    if (!supported)
+        return ncclInvalidArgument;
+    *supported = jaccl_reduce_fn_get((enum jaccl_dtype)dataType, (enum jaccl_redop)redOp) != NULL;
+    return ncclSuccess;
+}
+
+ncclResult_t jaccl_coll_reg_mr(void *collComm, void *data, size_t size, int type,
+                               void **mhandle)
+{
+    struct coll_comm *c = coll_handle_obj(collComm, JC_COLL, "CollNet regMr");
+    if (!c) {
+        if (mhandle)
+            *mhandle = NULL;
+        return ncclInvalidArgument;
+    }
+    return jaccl_mr_reg(&c->h->hdr, data, size, type, mhandle);
+}
+
+ncclResult_t jaccl_coll_dereg_mr(void *collComm, void *mhandle)
+{
+    struct coll_comm *c = coll_handle_obj(collComm, JC_COLL, "CollNet deregMr");
+    if (!c)
+        return ncclInvalidArgument;
+    const struct jaccl_mh *mh = mhandle;
+    if (mh && mh->magic == JACCL_MH_MAGIC && mh->owner != &c->h->hdr) {
+        JWARN("CollNet deregMr: %p was registered on another comm", mhandle);
+        return ncclInvalidArgument;
+    }
+    return jaccl_mr_dereg(&c->h->hdr, mhandle);
+}
+
+/* The progress thread says goodbye to every peer and waits for theirs (NCCL_JACCL_TIMEOUT at
+ * most) before it leaves: a rank that is done must not close its connections under a peer that
+ * is still receiving. After the join nothing touches the comm but us. */
+ncclResult_t jaccl_coll_close(void *collComm)
+{
+    struct coll_comm *c = coll_handle_obj(collComm, JC_COLL, "CollNet closeColl");
+    if (!c)
+        return ncclInvalidArgument;
+    if (c->started) {
+        atomic_store(&c->closing, 1);
+        c->ops->cq_wake(c->cq);
+        pthread_join(c->thread, NULL);
+    }
+    uint64_t pending = c->q_tail - c->q_exec;
+    if (pending)
+        JWARN("CollNet closeColl: rank %d closes with %llu operation(s) unfinished", c->rank,
+              (unsigned long long)pending);
+    coll_handle_kill(c->h);
+    coll_comm_free(c);
+    return ncclSuccess;
+}
+
+ncclResult_t jaccl_coll_close_listen(void *listenComm)
+{
+    struct coll_listen *l = coll_handle_obj(listenComm, JC_COLL_LISTEN, "CollNet closeListen");
+    if (!l)
+        return ncclInvalidArgument;
+    jaccl_listener_close(l->listener);
+    coll_handle_kill(l->h);
+    free(l);
+    return ncclSuccess;
+}

@@ -1,0 +1,203 @@
+/* CollNet comm objects: creation, links (one per connected peer), registered memory (control
+ * messages, staging slots, scratch), the progress thread, and teardown. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/coll.h"
+#include "core/state.h"
+#include "util/log.h"
+
+static void *alloc_pages(size_t len)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, 4096, len) != 0)
+        return NULL;
+    memset(p, 0, len);
+    return p;
+}
+
+static int ctrl_alloc(struct coll_comm *c)
+{
+    c->ctrl_len = (size_t)c->maxlinks * 2 * JC_CTRL_N * sizeof(struct jc_ctrl);
+    c->ctrl_mem = alloc_pages(c->ctrl_len);
+    if (!c->ctrl_mem || c->ops->mr_reg(c->dom, c->ctrl_mem, c->ctrl_len, &c->ctrl_mr) != 0)
+        return -ENOMEM;
+    for (int i = 0; i < c->maxlinks; i++) {
+        struct jc_link *l = &c->links[i];
+        l->peer = -1;
+        l->peer_seq = UINT64_MAX; /* has said nothing yet */
+        l->rx = (struct jc_ctrl *)c->ctrl_mem + (size_t)i * 2 * JC_CTRL_N;
+        l->tx = l->rx + JC_CTRL_N;
+        for (int s = 0; s < JC_MAX_PARTS; s++)
+            l->s[s].stage = -1;
+    }
+    return 0;
+}
+
+struct coll_comm *coll_comm_new(int dev, int nranks, int rank, int wires)
+{
+    struct coll_comm *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    c->ops = jaccl_fabric();
+    c->dev = dev;
+    c->nranks = nranks;
+    c->rank = rank;
+    c->wires = wires;
+    c->ndata = 2 * wires;
+    c->maxlinks = 2 * nranks + 4; /* room for connection attempts that fail half-way */
+    pthread_mutex_init(&c->qlock, NULL);
+    for (int i = 0; i < JC_QSIZE; i++) {
+        c->req[i].magic = JC_REQ_MAGIC;
+        c->req[i].comm = c;
+    }
+    for (int p = 0; p < JC_MAX_RANKS; p++)
+        c->link_of[p] = -1;
+    c->dom = jaccl_domain_get(dev);
+    c->links = calloc((size_t)c->maxlinks, sizeof(*c->links));
+    int depth = c->maxlinks * (c->ndata * (JC_POST_MAX + JC_SEND_MAX) + 2 * JC_CTRL_N);
+    if (!c->dom || !c->links || ctrl_alloc(c) != 0 ||
+        c->ops->cq_create(c->dom, depth, &c->cq) != 0) {
+        coll_comm_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void release_mem(struct coll_comm *c, char **mem, struct fab_mr **mr)
+{
+    if (*mr)
+        c->ops->mr_dereg(*mr);
+    free(*mem);
+    *mem = NULL;
+    *mr = NULL;
+}
+
+void coll_comm_free(struct coll_comm *c)
+{
+    coll_x_close_all(c);
+    release_mem(c, &c->ctrl_mem, &c->ctrl_mr);
+    release_mem(c, &c->stage_mem, &c->stage_mr);
+    release_mem(c, &c->scratch, &c->scratch_mr);
+    if (c->cq)
+        c->ops->cq_destroy(c->cq);
+    if (c->dom)
+        jaccl_domain_put(c->dev);
+    for (int i = 0; i < JC_QSIZE; i++)
+        c->req[i].magic = 0;
+    pthread_mutex_destroy(&c->qlock);
+    free(c->links);
+    free(c);
+}
+
+/* Runs on every new endpoint before it goes live: the peer may send control messages as soon
+ * as it is connected, so their receives are posted here, in a link not yet tied to a rank. */
+static int post_initial(struct fab_ep *ep, void *arg)
+{
+    struct coll_comm *c = arg;
+    if (c->nlinks >= c->maxlinks)
+        return -ENOSPC;
+    int li = c->nlinks++;
+    struct jc_link *l = &c->links[li];
+    l->pending = ep;
+    for (uint32_t i = 0; i < JC_CTRL_N; i++) {
+        int rc = c->ops->post_recv(ep, c->ndata, &l->rx[i], sizeof(l->rx[i]), c->ctrl_mr,
+                                   JC_WR(JC_WR_CRECV, li, c->ndata, i));
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+struct jaccl_conn_setup coll_setup(struct coll_comm *c)
+{
+    struct jaccl_conn_setup s = {
+            .ops = c->ops,
+            .dom = c->dom,
+            .cq = c->cq,
+            .attr = {.nlanes = c->ndata + 1,
+                     .max_send_wr = JC_CTRL_N,
+                     .max_recv_wr = JC_CTRL_N,
+                     .liveness_ns = jaccl_timeout_ns()},
+            .post_initial = post_initial,
+            .arg = c,
+    };
+    return s;
+}
+
+/* Ties a finished endpoint to its rank. The newest link with that endpoint pointer wins: an
+ * older one belonged to a failed attempt whose endpoint was freed (and its address reused). */
+int coll_link_bind(struct coll_comm *c, struct fab_ep *ep, int peer, const char *desc)
+{
+    for (int i = c->nlinks - 1; i >= 0; i--) {
+        struct jc_link *l = &c->links[i];
+        if (l->pending == ep && l->peer < 0) {
+            l->ep = ep;
+            l->pending = NULL;
+            l->peer = peer;
+            snprintf(l->desc, sizeof(l->desc), "%s", desc);
+            c->link_of[peer] = (int16_t)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* Which incoming streams reduce what they receive, and so need staging slots: the ring's
+ * direction 0 from the left neighbour, direction 1 from the right one, and lane 0 of the mesh. */
+static int needs_stage(const struct coll_comm *c, int peer, int lane)
+{
+    int left = (c->rank + c->nranks - 1) % c->nranks, right = (c->rank + 1) % c->nranks;
+    return (c->choice.mesh_connected && lane == 0) || (peer == left && lane < c->wires) ||
+           (peer == right && lane >= c->wires);
+}
+
+int coll_stage_alloc(struct coll_comm *c)
+{
+    int n = 0;
+    for (int i = 0; i < c->nlinks; i++) {
+        struct jc_link *l = &c->links[i];
+        for (int s = 0; l->peer >= 0 && s < c->ndata; s++)
+            l->s[s].stage = needs_stage(c, l->peer, s) ? n++ : -1;
+    }
+    c->nstage = n;
+    c->stage_len = ((size_t)n * JC_SLOTS + 1) * JC_FRAME_MAX; /* + the mesh's own slot */
+    c->stage_mem = alloc_pages(c->stage_len);
+    if (!c->stage_mem || c->ops->mr_reg(c->dom, c->stage_mem, c->stage_len, &c->stage_mr) != 0)
+        return -ENOMEM;
+    return 0;
+}
+
+char *jc_x_scratch(struct jc_xport *x, size_t len, struct fab_mr **mr)
+{
+    struct coll_comm *c = xport_comm(x);
+    if (len > c->scratch_len) {
+        size_t want = len > 2 * c->scratch_len ? len : 2 * c->scratch_len;
+        want = (want + 4095) & ~(size_t)4095;
+        release_mem(c, &c->scratch, &c->scratch_mr);
+        c->scratch_len = 0;
+        c->scratch = alloc_pages(want);
+        if (!c->scratch || c->ops->mr_reg(c->dom, c->scratch, want, &c->scratch_mr) != 0) {
+            release_mem(c, &c->scratch, &c->scratch_mr);
+            return NULL;
+        }
+        c->scratch_len = want;
+    }
+    *mr = c->scratch_mr;
+    return c->scratch ? c->scratch : c->stage_mem; /* len 0: any valid pointer */
+}
+
+/* Signals stay with the application's threads. */
+int coll_thread_start(struct coll_comm *c)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&c->thread, NULL, coll_progress_main, c);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    c->started = rc == 0;
+    return -rc;
+}

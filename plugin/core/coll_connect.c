@@ -1,0 +1,266 @@
+/* CollNet connect: from the handles alone, join this rank to the ring neighbours and, when the
+ * mesh may be used, to every peer. One endpoint per peer carries both (see coll.h); the lower
+ * rank of each pair connects, the higher one accepts, and the connection's tag says who
+ * connected. Blocking with a deadline (NCCL_JACCL_TIMEOUT): steps every connector and the
+ * listener, sleeping 200 us between rounds. Any failure closes everything it opened. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "abi/api.h"
+#include "core/coll.h"
+#include "core/state.h"
+#include "util/clock.h"
+#include "util/log.h"
+#include "util/param.h"
+
+#define ROUND_SLEEP_NS 200000
+
+struct cx {
+    struct coll_comm *c;
+    struct coll_listen *l;
+    struct jaccl_conn_setup setup;
+    struct jaccl_handle *hs;
+    struct jaccl_connector **conn;
+    char (*desc)[64];
+    uint8_t *need; /* 1: a connection to this rank is missing */
+    int missing;
+};
+
+static int same_addr(const union jaccl_sockaddr *a, const union jaccl_sockaddr *b)
+{
+    return memcmp(a, b, sizeof(*a)) == 0;
+}
+
+/* Decodes every handle and finds ours by the listen secret; WARNs on anything unusable. */
+static int decode_all(struct cx *x, void **handles, int nranks, int *me)
+{
+    const struct jaccl_handle *mine = &x->l->jh;
+    *me = -1;
+    for (int i = 0; i < nranks; i++) {
+        const char *why = NULL;
+        struct jaccl_handle *h = &x->hs[i];
+        if (jaccl_handle_decode(handles[i], JH_COLL, h, &why) != 0) {
+            JWARN("CollNet connect: handle of rank %d is unusable: %s", i, why);
+            return -1;
+        }
+        if (h->nlanes != mine->nlanes || h->fabric != mine->fabric) {
+            JWARN("CollNet connect: rank %d runs %d ring wires on fabric %d, this rank %d on %d: "
+                  "NCCL_JACCL_RING_WIRES and NCCL_JACCL_FABRIC must match on every rank",
+                  i, (h->nlanes - 1) / 2, h->fabric, (mine->nlanes - 1) / 2, mine->fabric);
+            return -1;
+        }
+        if (h->secret == mine->secret && same_addr(&h->addr, &mine->addr)) {
+            if (*me >= 0) {
+                JWARN("CollNet connect: this rank's handle appears twice (%d and %d)", *me, i);
+                return -1;
+            }
+            *me = i;
+        }
+        jaccl_sockaddr_str(&h->addr, x->desc[i], sizeof(x->desc[i]));
+    }
+    if (*me < 0)
+        JWARN("CollNet connect: this rank's own handle is not among the %d handles", nranks);
+    return *me < 0 ? -1 : 0;
+}
+
+static void choose(struct coll_comm *c)
+{
+    const char *algo = jaccl_param_str(JP_ALGO);
+    struct jc_choice *ch = &c->choice;
+    ch->wires = c->wires;
+    ch->mesh_max_bytes = (size_t)jaccl_param_int(JP_MESH_MAX_BYTES);
+    ch->mesh_max_ranks = (int)jaccl_param_int(JP_MESH_MAX_RANKS);
+    ch->force = strcmp(algo, "ring") == 0   ? JC_ALGO_RING
+                : strcmp(algo, "mesh") == 0 ? JC_ALGO_MESH
+                                            : 0;
+    ch->mesh_connected = ch->force == JC_ALGO_MESH ||
+                         (ch->force == 0 && c->nranks <= ch->mesh_max_ranks &&
+                          ch->mesh_max_bytes > 0);
+}
+
+static int start_connectors(struct cx *x)
+{
+    struct coll_comm *c = x->c;
+    int left = (c->rank + c->nranks - 1) % c->nranks, right = (c->rank + 1) % c->nranks;
+    for (int p = 0; p < c->nranks; p++) {
+        if (p == c->rank || !(c->choice.mesh_connected || p == left || p == right))
+            continue;
+        x->need[p] = 1;
+        x->missing++;
+        if (p < c->rank)
+            continue; /* p connects to us */
+        uint32_t tag = (uint32_t)JC_TAG_MAGIC << 16 | (uint32_t)c->rank;
+        if (jaccl_connector_start(&x->hs[p], tag, &x->setup, &x->conn[p]) != 0) {
+            JWARN("CollNet connect: cannot start connecting to rank %d (%s)", p, x->desc[p]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int bind_peer(struct cx *x, struct fab_ep *ep, int peer, const char *desc)
+{
+    if (coll_link_bind(x->c, ep, peer, desc) != 0) {
+        x->c->ops->ep_close(ep);
+        return -1;
+    }
+    x->need[peer] = 0;
+    x->missing--;
+    return 0;
+}
+
+/* A connection accepted from a rank we expect, or dropped with a WARN. */
+static int on_accept(struct cx *x, struct fab_ep *ep, uint32_t tag, const char *peer)
+{
+    int from = (int)(tag & 0xffff);
+    if (tag >> 16 != JC_TAG_MAGIC || from >= x->c->rank || !x->need[from]) {
+        JWARN("CollNet connect: dropped an unexpected connection from %s (tag %#x)", peer, tag);
+        x->c->ops->ep_close(ep);
+        return 0;
+    }
+    return bind_peer(x, ep, from, x->desc[from]);
+}
+
+/* One round over every connector and the listener: 1 if anything completed, < 0 on failure. */
+static int round_once(struct cx *x)
+{
+    int moved = 0;
+    for (int p = 0; p < x->c->nranks; p++) {
+        struct fab_ep *ep = NULL;
+        if (!x->conn[p])
+            continue;
+        int r = jaccl_connector_step(x->conn[p], &ep);
+        if (r != 0)
+            x->conn[p] = NULL; /* done or failed: freed either way */
+        if (r < 0 || (r == 1 && bind_peer(x, ep, p, x->desc[p]) != 0))
+            return -1;
+        moved |= r == 1;
+    }
+    struct fab_ep *ep = NULL;
+    uint32_t tag = 0;
+    char peer[64] = "";
+    int r = jaccl_listener_accept(x->l->listener, &x->setup, &ep, &tag, peer, sizeof(peer));
+    if (r < 0 || (r == 1 && on_accept(x, ep, tag, peer) != 0))
+        return -1;
+    return moved || r == 1;
+}
+
+static void warn_missing(const struct cx *x)
+{
+    char list[256] = "";
+    size_t off = 0;
+    for (int p = 0; p < x->c->nranks && off < sizeof(list); p++)
+        if (x->need[p])
+            off += (size_t)snprintf(list + off, sizeof(list) - off, " %d (%s)", p, x->desc[p]);
+    JWARN("CollNet connect: rank %d timed out after %.0f s waiting for rank(s):%s", x->c->rank,
+          (double)jaccl_timeout_ns() / 1e9, list);
+}
+
+static int connect_all(struct cx *x)
+{
+    uint64_t deadline = jaccl_deadline_ns(jaccl_timeout_ns());
+    if (start_connectors(x) != 0)
+        return -1;
+    while (x->missing > 0) {
+        int r = round_once(x);
+        if (r < 0)
+            return -1;
+        if (jaccl_expired(deadline)) {
+            warn_missing(x);
+            return -1;
+        }
+        if (r == 0)
+            nanosleep(&(struct timespec){0, ROUND_SLEEP_NS}, NULL);
+    }
+    return 0;
+}
+
+static int bound_links(const struct coll_comm *c)
+{
+    int n = 0;
+    for (int i = 0; i < c->nlinks; i++)
+        n += c->links[i].peer >= 0;
+    return n;
+}
+
+static int finish(struct cx *x)
+{
+    struct coll_comm *c = x->c;
+    if (coll_stage_alloc(c) != 0 || !(c->h = coll_handle_new(JC_COLL, c))) {
+        JWARN("CollNet connect: out of memory for staging buffers");
+        return -1;
+    }
+    c->h->hdr.dev = c->dev;
+    c->h->hdr.dom = c->dom;
+    if (coll_thread_start(c) != 0) {
+        JWARN("CollNet connect: cannot start the progress thread");
+        return -1;
+    }
+    JINFO(NCCL_INIT | NCCL_NET,
+          "CollNet comm: rank %d of %d on device %d, %d ring wire(s), mesh %s, %d link(s)",
+          c->rank, c->nranks, c->dev, c->wires, c->choice.mesh_connected ? "on" : "off",
+          bound_links(c));
+    return 0;
+}
+
+static void cx_free(struct cx *x, int failed)
+{
+    for (int p = 0; x->conn && p < (x->c ? x->c->nranks : 0); p++)
+        if (x->conn[p])
+            jaccl_connector_abort(x->conn[p]);
+    if (failed && x->c) {
+        if (x->c->h)
+            coll_handle_kill(x->c->h);
+        coll_comm_free(x->c);
+    }
+    free(x->hs);
+    free(x->conn);
+    free(x->desc);
+    free(x->need);
+}
+
+static int cx_init(struct cx *x, void **handles, int nranks)
+{
+    x->hs = calloc((size_t)nranks, sizeof(*x->hs));
+    x->conn = calloc((size_t)nranks, sizeof(*x->conn));
+    x->desc = calloc((size_t)nranks, sizeof(*x->desc));
+    x->need = calloc((size_t)nranks, 1);
+    int me;
+    if (!x->hs || !x->conn || !x->desc || !x->need || decode_all(x, handles, nranks, &me) != 0)
+        return -1;
+    x->c = coll_comm_new(x->l->h->hdr.dev, nranks, me, x->l->wires);
+    if (!x->c)
+        return -1;
+    choose(x->c);
+    x->setup = coll_setup(x->c);
+    return 0;
+}
+
+ncclResult_t jaccl_coll_connect(void *handles[], int nranks, int rank, void *listenComm,
+                                void **collComm)
+{
+    if (!collComm)
+        return ncclInvalidArgument;
+    *collComm = NULL;
+    struct cx x = {.l = coll_handle_obj(listenComm, JC_COLL_LISTEN, "CollNet connect")};
+    if (!x.l)
+        return ncclInvalidArgument;
+    if (!handles || nranks < 1 || nranks > JC_MAX_RANKS || rank < 0 || rank >= nranks) {
+        JWARN("CollNet connect: invalid group (rank %d of %d, at most %d ranks)", rank, nranks,
+              JC_MAX_RANKS);
+        return ncclInvalidArgument;
+    }
+    int failed = cx_init(&x, handles, nranks) != 0 || connect_all(&x) != 0 || finish(&x) != 0;
+    if (!failed && x.c->rank != rank)
+        JINFO(NCCL_INIT, "CollNet connect: own handle found at index %d (NCCL said rank %d)",
+              x.c->rank, rank);
+    struct coll_comm *c = x.c;
+    cx_free(&x, failed);
+    if (failed)
+        return ncclSystemError;
+    *collComm = c->h;
+    return ncclSuccess;
+}

@@ -1,0 +1,43 @@
+/* CollNet listen: one listener per (rank, device). Its handle is jaccl's ordinary handle of
+ * kind JH_COLL; nlanes = 2W+1 carries this rank's wire count, so connect can check that every
+ * rank runs with the same NCCL_JACCL_RING_WIRES. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "abi/api.h"
+#include "core/coll.h"
+#include "core/state.h"
+#include "util/log.h"
+#include "util/param.h"
+
+ncclResult_t jaccl_coll_listen(void *ctx, int dev, void *handle, void **listenComm)
+{
+    if (!listenComm || !handle)
+        return ncclInvalidArgument;
+    *listenComm = NULL;
+    union jaccl_sockaddr addr;
+    if (dev < 0 || dev >= jaccl_ndevs() || jaccl_dev_addr(dev, &addr) != 0) {
+        JWARN("CollNet listen: invalid device %d (have %d)", dev, jaccl_ndevs());
+        return ncclInvalidArgument;
+    }
+    struct coll_listen *l = calloc(1, sizeof(*l));
+    if (!l)
+        return ncclSystemError;
+    l->wires = (int)jaccl_param_int(JP_RING_WIRES);
+    l->jh = (struct jaccl_handle){.kind = JH_COLL, .nlanes = (uint8_t)(2 * l->wires + 1)};
+    int rc = jaccl_listener_open(dev, &addr, &l->jh, &l->listener);
+    if (rc == 0 && !(l->h = coll_handle_new(JC_COLL_LISTEN, l))) {
+        jaccl_listener_close(l->listener);
+        rc = -ENOMEM;
+    }
+    if (rc != 0) {
+        JWARN("CollNet listen on device %d failed: %s", dev, strerror(-rc));
+        free(l);
+        return ncclSystemError;
+    }
+    l->h->hdr.dev = dev;
+    jaccl_handle_encode(&l->jh, handle);
+    *listenComm = l->h;
+    return ncclSuccess;
+}

@@ -1,0 +1,208 @@
+/* iallreduce / iallgather / ireducescatter: validate every argument, describe the operation in
+ * logical coordinates (algo/chunks.h), pick the algorithm, queue it. Nothing is sent here.
+ *
+ * Windows (NCCL v8+): the logical buffer is nranks * bytesPerRank bytes, rank r's segment at
+ * r * bytesPerRank; a call covers [windowOffset, windowOffset + windowBytes) of it. The window
+ * buffer (all-gather output, reduce-scatter input) holds exactly that range; the rank buffer
+ * (all-gather input, reduce-scatter output) holds window ∩ own segment. Only those bytes move. */
+#include <stdint.h>
+#include <string.h>
+
+#include "abi/api.h"
+#include "core/coll.h"
+#include "util/log.h"
+
+/* ---- argument checks: each WARNs and returns 0 when the argument is unusable ---- */
+
+static int check_buffer(struct coll_comm *c, const char *op, const char *what, const void *p,
+                        size_t len, void *mhandle)
+{
+    const struct jaccl_mh *mh = mhandle;
+    if (len == 0)
+        return 1;
+    if (!p) {
+        JWARN("%s: NULL %s with %zu bytes", op, what, len);
+        return 0;
+    }
+    if (!jaccl_mh_covers(mh, p, len, op))
+        return 0;
+    if (mh->owner != &c->h->hdr) {
+        JWARN("%s: the %s was registered on another comm", op, what);
+        return 0;
+    }
+    return 1;
+}
+
+/* Buffers must be the same memory laid out the in-place way, or not overlap at all. */
+static int check_alias(const char *op, const char *a, size_t alen, const char *b, size_t blen,
+                       const char *inplace_b)
+{
+    if (!alen || !blen || b == inplace_b || a + alen <= b || b + blen <= a)
+        return 1;
+    JWARN("%s: input and output overlap without being in place", op);
+    return 0;
+}
+
+static int check_reduce(const char *op, ncclDataType_t t, ncclRedOp_t r, jaccl_reduce_fn *fn)
+{
+    *fn = jaccl_reduce_fn_get((enum jaccl_dtype)t, (enum jaccl_redop)r);
+    if (!*fn)
+        JWARN("%s: unsupported data type %d or reduction %d", op, (int)t, (int)r);
+    return *fn != NULL;
+}
+
+/* windowOffset + windowBytes within nranks * bytesPerRank, with no overflow anywhere. */
+static int check_window(struct coll_comm *c, const char *op, size_t bpr, size_t wo, size_t wb,
+                        size_t esz)
+{
+    size_t total = bpr * (size_t)c->nranks;
+    if (bpr && total / bpr != (size_t)c->nranks) {
+        JWARN("%s: %d ranks of %zu bytes overflow", op, c->nranks, bpr);
+        return 0;
+    }
+    if (wo > total || wb > total - wo) {
+        JWARN("%s: window [%zu, +%zu) is outside the %zu-byte buffer", op, wo, wb, total);
+        return 0;
+    }
+    if (bpr % esz || wo % esz || wb % esz) {
+        JWARN("%s: bytesPerRank %zu, windowOffset %zu or windowBytes %zu is not a multiple of "
+              "the %zu-byte element",
+              op, bpr, wo, wb, esz);
+        return 0;
+    }
+    return 1;
+}
+
+static int check_part(const char *op, int n, const ncclNetSGE_v11_t *parts, size_t wb)
+{
+    if (n != 1 || !parts) {
+        JWARN("%s: %d parts given, jaccl takes exactly 1", op, n);
+        return 0;
+    }
+    if (parts[0].size < wb) {
+        JWARN("%s: part of %zu bytes for a %zu-byte window", op, parts[0].size, wb);
+        return 0;
+    }
+    return 1;
+}
+
+/* ---- common path ---- */
+
+static struct coll_comm *begin(void *comm, void **request, const char *op)
+{
+    if (!request) {
+        JWARN("%s: NULL request pointer", op);
+        return NULL;
+    }
+    *request = NULL;
+    return coll_handle_obj(comm, JC_COLL, op);
+}
+
+static ncclResult_t submit(struct coll_comm *c, struct jc_op *op, void **request)
+{
+    ncclResult_t err = (ncclResult_t)atomic_load(&c->error);
+    if (err != ncclSuccess)
+        return err;
+    jc_algo_choose(op, &c->choice);
+    return coll_enqueue(c, op, request);
+}
+
+static struct jc_buf buf_of(void *p, void *mhandle, size_t base, size_t len)
+{
+    const struct jaccl_mh *mh = mhandle;
+    return (struct jc_buf){.p = p, .mr = len && mh ? mh->mr : NULL, .base = base, .len = len};
+}
+
+ncclResult_t jaccl_coll_iallreduce(void *collComm, void *sendData, void *recvData, size_t count,
+                                   ncclDataType_t dataType, ncclRedOp_t redOp, void *sendMhandle,
+                                   void *recvMhandle, void **request)
+{
+    const char *name = "CollNet iallreduce";
+    struct coll_comm *c = begin(collComm, request, name);
+    struct jc_op op = {.dtype = dataType, .redop = redOp};
+    if (!c || !check_reduce(name, dataType, redOp, &op.fn))
+        return ncclInvalidArgument;
+    size_t esz = jaccl_dtype_size((enum jaccl_dtype)dataType);
+    if (count > SIZE_MAX / esz) {
+        JWARN("%s: %zu elements overflow", name, count);
+        return ncclInvalidArgument;
+    }
+    size_t bytes = count * esz;
+    if (!check_buffer(c, name, "send buffer", sendData, bytes, sendMhandle) ||
+        !check_buffer(c, name, "receive buffer", recvData, bytes, recvMhandle) ||
+        !check_alias(name, sendData, bytes, recvData, bytes, sendData))
+        return ncclInvalidArgument;
+    jc_geom_allreduce(&op.g, c->nranks, c->rank, count, esz);
+    op.in = buf_of(sendData, sendMhandle, 0, bytes);
+    op.out = buf_of(recvData, recvMhandle, 0, bytes);
+    op.in_place = bytes && sendData == recvData;
+    op.bytes = bytes;
+    return submit(c, &op, request);
+}
+
+ncclResult_t jaccl_coll_iallgather(void *collComm, void *sendData, int nRecvParts,
+                                   ncclNetSGE_v11_t *recvParts, size_t bytesPerRank,
+                                   size_t windowOffset, size_t windowBytes, void *sendMhandle,
+                                   void **request)
+{
+    const char *name = "CollNet iallgather";
+    struct coll_comm *c = begin(collComm, request, name);
+    struct jc_op op = {.dtype = -1, .redop = -1};
+    if (!c || !check_window(c, name, bytesPerRank, windowOffset, windowBytes, 1) ||
+        !check_part(name, nRecvParts, recvParts, windowBytes))
+        return ncclInvalidArgument;
+    jc_geom_window(&op.g, JC_ALLGATHER, c->nranks, c->rank, 1, bytesPerRank, windowOffset,
+                   windowBytes);
+    struct jc_range mine;
+    jc_chunk(&op.g, c->rank, &mine);
+    char *out = recvParts[0].address;
+    if (!check_buffer(c, name, "receive part", out, windowBytes, recvParts[0].mhandle) ||
+        !check_buffer(c, name, "send buffer", sendData, mine.len, sendMhandle) ||
+        !check_alias(name, out, windowBytes, sendData, mine.len, out + (mine.lo - windowOffset)))
+        return ncclInvalidArgument;
+    op.in = buf_of(sendData, sendMhandle, mine.lo, mine.len);
+    op.out = buf_of(out, recvParts[0].mhandle, windowOffset, windowBytes);
+    op.in_place = mine.len && jc_at(&op.in, mine.lo) == jc_at(&op.out, mine.lo);
+    op.bytes = windowBytes;
+    return submit(c, &op, request);
+}
+
+ncclResult_t jaccl_coll_ireducescatter(void *collComm, int nSendParts,
+                                       ncclNetSGE_v11_t *sendParts, void *recvData,
+                                       size_t bytesPerRank, size_t windowOffset,
+                                       size_t windowBytes, ncclDataType_t dataType,
+                                       ncclRedOp_t redOp, void *recvMhandle, void **request)
+{
+    const char *name = "CollNet ireducescatter";
+    struct coll_comm *c = begin(collComm, request, name);
+    struct jc_op op = {.dtype = dataType, .redop = redOp};
+    if (!c || !check_reduce(name, dataType, redOp, &op.fn))
+        return ncclInvalidArgument;
+    size_t esz = jaccl_dtype_size((enum jaccl_dtype)dataType);
+    if (!check_window(c, name, bytesPerRank, windowOffset, windowBytes, esz) ||
+        !check_part(name, nSendParts, sendParts, windowBytes))
+        return ncclInvalidArgument;
+    jc_geom_window(&op.g, JC_REDUCESCATTER, c->nranks, c->rank, esz, bytesPerRank, windowOffset,
+                   windowBytes);
+    struct jc_range mine;
+    jc_chunk(&op.g, c->rank, &mine);
+    char *in = sendParts[0].address;
+    if (!check_buffer(c, name, "send part", in, windowBytes, sendParts[0].mhandle) ||
+        !check_buffer(c, name, "receive buffer", recvData, mine.len, recvMhandle) ||
+        !check_alias(name, in, windowBytes, recvData, mine.len, in + (mine.lo - windowOffset)))
+        return ncclInvalidArgument;
+    op.in = buf_of(in, sendParts[0].mhandle, windowOffset, windowBytes);
+    op.out = buf_of(recvData, recvMhandle, mine.lo, mine.len);
+    op.in_place = mine.len && jc_at(&op.in, mine.lo) == jc_at(&op.out, mine.lo);
+    op.bytes = mine.len;
+    return submit(c, &op, request);
+}
+
+/* Host memory only: nothing is ever in flight between the NIC and the buffer. */
+ncclResult_t jaccl_coll_iflush(void *collComm, void *data, int size, void *mhandle,
+                               void **request)
+{
+    if (!begin(collComm, request, "CollNet iflush"))
+        return ncclInvalidArgument;
+    return ncclSuccess;
+}

@@ -1,0 +1,68 @@
+/* The request queue between NCCL's threads and the progress thread, and test().
+ *
+ * A ring of JC_QSIZE requests: enqueue fills the slot at q_tail if test() has released it (else
+ * NCCL gets a NULL request and retries), the progress thread runs slots in order from q_exec,
+ * and test() only reads the slot's atomic state: it never blocks and never progresses anything. */
+#include <limits.h>
+
+#include "abi/api.h"
+#include "core/coll.h"
+#include "util/log.h"
+
+ncclResult_t coll_enqueue(struct coll_comm *c, const struct jc_op *op, void **request)
+{
+    pthread_mutex_lock(&c->qlock);
+    struct coll_req *r = &c->req[c->q_tail % JC_QSIZE];
+    if (atomic_load(&r->state) != JC_REQ_FREE) {
+        pthread_mutex_unlock(&c->qlock);
+        *request = NULL; /* full: NCCL calls again later */
+        return ncclSuccess;
+    }
+    r->op = *op;
+    r->seq = c->q_tail;
+    r->result = ncclSuccess;
+    atomic_store(&r->state, JC_REQ_QUEUED);
+    c->q_tail++;
+    pthread_mutex_unlock(&c->qlock);
+    c->ops->cq_wake(c->cq);
+    *request = r;
+    return ncclSuccess;
+}
+
+/* Progress thread only. */
+struct coll_req *coll_next(struct coll_comm *c)
+{
+    struct coll_req *r = &c->req[c->q_exec % JC_QSIZE];
+    if (atomic_load(&r->state) == JC_REQ_QUEUED && r->seq == c->q_exec)
+        return r;
+    return NULL;
+}
+
+void coll_finish(struct coll_comm *c, struct coll_req *r, ncclResult_t rc)
+{
+    r->result = rc;
+    atomic_store(&r->state, JC_REQ_DONE);
+    c->q_exec++;
+}
+
+ncclResult_t jaccl_coll_test(void *request, int *done, int *size)
+{
+    struct coll_req *r = request;
+    if (!r || !done || r->magic != JC_REQ_MAGIC) {
+        JWARN("CollNet test: %p is not a jaccl request", request);
+        return ncclInvalidArgument;
+    }
+    int st = atomic_load(&r->state);
+    if (st == JC_REQ_FREE) {
+        JWARN("CollNet test: request %p is not in flight (already completed?)", request);
+        return ncclInvalidArgument;
+    }
+    *done = st == JC_REQ_DONE;
+    if (!*done)
+        return ncclSuccess;
+    ncclResult_t rc = r->result;
+    if (size)
+        *size = r->op.bytes > INT_MAX ? INT_MAX : (int)r->op.bytes;
+    atomic_store(&r->state, JC_REQ_FREE);
+    return rc;
+}

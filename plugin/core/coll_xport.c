@@ -1,0 +1,342 @@
+/* The transport under the collective algorithms: ordered streams per (peer, data lane) with
+ * credit-based flow control, completion dispatch, and failure handling.
+ *
+ * Credits: a receiver posts receives in schedule order and tells the sender, on the control
+ * lane, how many it has posted on each data lane so far (a cumulative count, so a lost or late
+ * message is harmless and the latest one is all that matters). The sender never posts past that
+ * count: nothing is ever sent that the peer has no receive for, as verbs UC requires.
+ * Control messages are bounded too: each one carries at least one new grant, and a grant stays
+ * outstanding until its data arrives, so at most JC_POST_MAX per data lane are ever unread;
+ * JC_CTRL_N control receives per link cover that. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/coll.h"
+#include "util/log.h"
+
+struct jc_stream *coll_x_stream(struct coll_comm *c, int peer, int lane)
+{
+    return &c->links[c->link_of[peer]].s[lane];
+}
+
+static struct jc_link *link_to(struct coll_comm *c, int peer)
+{
+    return &c->links[c->link_of[peer]];
+}
+
+int jc_x_wires(const struct jc_xport *x)
+{
+    return ((const struct coll_comm *)x)->wires;
+}
+
+int jc_x_can_send(struct jc_xport *x, int peer, int lane)
+{
+    struct jc_stream *s = coll_x_stream(xport_comm(x), peer, lane);
+    return (int32_t)(s->granted - s->sent) > 0 && s->sent - s->sdone < JC_SEND_MAX;
+}
+
+int jc_x_can_recv(struct jc_xport *x, int peer, int lane)
+{
+    struct jc_stream *s = coll_x_stream(xport_comm(x), peer, lane);
+    return s->posted - s->landed < JC_POST_MAX;
+}
+
+uint32_t jc_x_sent(struct jc_xport *x, int peer, int lane)
+{
+    return coll_x_stream(xport_comm(x), peer, lane)->sent;
+}
+
+uint32_t jc_x_sdone(struct jc_xport *x, int peer, int lane)
+{
+    return coll_x_stream(xport_comm(x), peer, lane)->sdone;
+}
+
+uint32_t jc_x_posted(struct jc_xport *x, int peer, int lane)
+{
+    return coll_x_stream(xport_comm(x), peer, lane)->posted;
+}
+
+uint32_t jc_x_landed(struct jc_xport *x, int peer, int lane)
+{
+    return coll_x_stream(xport_comm(x), peer, lane)->landed;
+}
+
+char *jc_x_slot(struct jc_xport *x, int peer, int lane, int i, struct fab_mr **mr)
+{
+    struct coll_comm *c = xport_comm(x);
+    int st = coll_x_stream(c, peer, lane)->stage;
+    if (mr)
+        *mr = c->stage_mr;
+    return c->stage_mem + ((size_t)st * JC_SLOTS + (size_t)i) * JC_FRAME_MAX;
+}
+
+char *jc_x_own(struct jc_xport *x)
+{
+    struct coll_comm *c = xport_comm(x);
+    return c->stage_mem + (size_t)c->nstage * JC_SLOTS * JC_FRAME_MAX;
+}
+
+/* A post fails when the endpoint broke under us (the completion saying why may still be on
+ * its way): report the endpoint's reason, not an errno. */
+static void post_failed(struct coll_comm *c, struct jc_link *l, int rc, const char *what,
+                        size_t len)
+{
+    const char *why = NULL;
+    if (c->ops->ep_error(l->ep, &why) != 0 && why)
+        coll_fail(c, ncclRemoteError, "connection to rank %d (%s) failed: %s", l->peer, l->desc,
+                  why);
+    else
+        coll_fail(c, ncclSystemError, "posting a %zu-byte %s for rank %d (%s) failed (%d)", len,
+                  what, l->peer, l->desc, rc);
+}
+
+int jc_x_send(struct jc_xport *x, int peer, int lane, const void *buf, size_t len,
+              struct fab_mr *mr)
+{
+    struct coll_comm *c = xport_comm(x);
+    struct jc_link *l = link_to(c, peer);
+    struct jc_stream *s = &l->s[lane];
+    if (!l->ep)
+        return -1;
+    int rc = c->ops->post_send(l->ep, lane, buf, len, mr,
+                               JC_WR(JC_WR_DSEND, c->link_of[peer], lane, s->sent));
+    if (rc != 0) {
+        post_failed(c, l, rc, "send", len);
+        return -1;
+    }
+    s->sent++;
+    return 0;
+}
+
+int jc_x_recv(struct jc_xport *x, int peer, int lane, void *buf, size_t len, struct fab_mr *mr)
+{
+    struct coll_comm *c = xport_comm(x);
+    struct jc_link *l = link_to(c, peer);
+    struct jc_stream *s = &l->s[lane];
+    if (!l->ep)
+        return -1;
+    int rc = c->ops->post_recv(l->ep, lane, buf, len, mr,
+                               JC_WR(JC_WR_DRECV, c->link_of[peer], lane, s->posted));
+    if (rc != 0) {
+        post_failed(c, l, rc, "receive", len);
+        return -1;
+    }
+    s->exp_len[s->posted % JC_POST_MAX] = (uint32_t)len;
+    s->posted++;
+    return 0;
+}
+
+/* ---- failures ---- */
+
+void coll_x_close_all(struct coll_comm *c)
+{
+    for (int i = 0; i < c->nlinks; i++) {
+        if (c->links[i].ep)
+            c->ops->ep_close(c->links[i].ep);
+        c->links[i].ep = NULL;
+    }
+}
+
+/* Closing every endpoint stops late data from landing in a buffer the caller got back, and
+ * tells every connected peer at once, so a failure spreads in one hop instead of a timeout. */
+ncclResult_t coll_fail(struct coll_comm *c, ncclResult_t rc, const char *fmt, ...)
+{
+    int expect = ncclSuccess;
+    if (!atomic_compare_exchange_strong(&c->error, &expect, (int)rc))
+        return (ncclResult_t)expect;
+    char msg[320];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    JWARN("CollNet rank %d of %d (device %d): %s", c->rank, c->nranks, c->dev, msg);
+    coll_x_close_all(c);
+    return rc;
+}
+
+static ncclResult_t status_result(enum fab_wc_status s)
+{
+    switch (s) {
+    case FAB_WC_PEER_LOST:
+    case FAB_WC_REMOTE_ACCESS:
+    case FAB_WC_NO_RECV:
+    case FAB_WC_LEN_ERR:
+        return ncclRemoteError;
+    default:
+        return ncclSystemError;
+    }
+}
+
+static void link_failed(struct coll_comm *c, struct jc_link *l, const struct fab_wc *wc)
+{
+    const char *why = NULL;
+    if (c->ops->ep_error(l->ep, &why) == 0 || !why)
+        why = fab_wc_status_str(wc->status);
+    coll_fail(c, status_result(wc->status), "connection to rank %d (%s) failed: %s", l->peer,
+              l->desc, why);
+}
+
+/* ---- completions ---- */
+
+/* A link whose peer said goodbye, or any link once we close: it owes us nothing, so its
+ * connection going down (the peer closing its sockets) is not a failure. */
+static int link_done(struct coll_comm *c, const struct jc_link *l)
+{
+    return l->bye_rcvd || atomic_load(&c->closing);
+}
+
+static void on_ctrl(struct coll_comm *c, struct jc_link *l, int li, uint32_t idx, uint32_t len)
+{
+    struct jc_ctrl m = l->rx[idx % JC_CTRL_N];
+    if (len != sizeof(m) || m.magic != JC_CTRL_MAGIC || m.ndata != c->ndata || m.src != l->peer) {
+        coll_fail(c, ncclRemoteError, "malformed control message from rank %d (%s)", l->peer,
+                  l->desc);
+        return;
+    }
+    for (int i = 0; i < c->ndata; i++)
+        if ((int32_t)(m.posted[i] - l->s[i].granted) > 0)
+            l->s[i].granted = m.posted[i];
+    l->peer_seq = m.op_seq;
+    l->peer_sig = m.op_sig;
+    if (m.flags & JC_CTRL_BYE)
+        l->bye_rcvd = 1;
+    if (c->cur)
+        coll_x_check_sig(c, c->cur->seq, c->cur->op.sig);
+    if (atomic_load(&c->error) != ncclSuccess)
+        return;
+    if (c->ops->post_recv(l->ep, c->ndata, &l->rx[idx % JC_CTRL_N], sizeof(m), c->ctrl_mr,
+                          JC_WR(JC_WR_CRECV, li, c->ndata, idx)) != 0 &&
+        !link_done(c, l))
+        coll_fail(c, ncclSystemError, "reposting a control receive for rank %d failed", l->peer);
+}
+
+void coll_x_check_sig(struct coll_comm *c, uint64_t seq, uint32_t sig)
+{
+    for (int i = 0; i < c->nlinks; i++) {
+        const struct jc_link *l = &c->links[i];
+        if (l->peer < 0 || l->peer_seq != seq || l->peer_sig == sig)
+            continue;
+        coll_fail(c, ncclInvalidUsage,
+                  "rank %d (%s) runs a different collective as operation #%llu than this rank "
+                  "(%s of %zu bytes): every rank must issue the same operations in the same order",
+                  l->peer, l->desc, (unsigned long long)seq, jc_kind_name(c->cur->op.g.kind),
+                  jc_total(&c->cur->op.g));
+        return;
+    }
+}
+
+static void on_data(struct coll_comm *c, struct jc_link *l, const struct fab_wc *wc)
+{
+    int lane = JC_WR_LANE(wc->wr_id);
+    struct jc_stream *s = &l->s[lane];
+    uint32_t idx = JC_WR_IDX(wc->wr_id);
+    if (idx != s->landed || wc->len != s->exp_len[idx % JC_POST_MAX]) {
+        coll_fail(c, ncclInvalidUsage,
+                  "rank %d (%s) sent %u bytes on lane %d where %u were expected (message %u): "
+                  "the ranks disagree about the operation's parameters",
+                  l->peer, l->desc, wc->len, lane, s->exp_len[idx % JC_POST_MAX], idx);
+        return;
+    }
+    s->landed++;
+}
+
+static void on_wc(struct coll_comm *c, const struct fab_wc *wc)
+{
+    int li = JC_WR_LINK(wc->wr_id);
+    struct jc_link *l = li < c->nlinks ? &c->links[li] : NULL;
+    if (!l || l->peer < 0 || !l->ep)
+        return; /* a connection that never completed, or one we closed */
+    if (wc->status != FAB_WC_OK && link_done(c, l)) {
+        c->ops->ep_close(l->ep);
+        l->ep = NULL;
+        return;
+    }
+    if (wc->status != FAB_WC_OK) {
+        link_failed(c, l, wc);
+        return;
+    }
+    switch (JC_WR_TYPE(wc->wr_id)) {
+    case JC_WR_DSEND:
+        l->s[JC_WR_LANE(wc->wr_id)].sdone++;
+        break;
+    case JC_WR_DRECV:
+        on_data(c, l, wc);
+        break;
+    case JC_WR_CSEND:
+        l->tx_done++;
+        break;
+    case JC_WR_CRECV:
+        on_ctrl(c, l, li, JC_WR_IDX(wc->wr_id), wc->len);
+        break;
+    default:
+        coll_fail(c, ncclInternalError, "completion with unknown id %#llx",
+                  (unsigned long long)wc->wr_id);
+    }
+}
+
+int coll_x_poll(struct coll_comm *c)
+{
+    struct fab_wc wc[32];
+    int n, total = 0;
+    while ((n = c->ops->cq_poll(c->cq, wc, 32)) > 0) {
+        for (int i = 0; i < n; i++)
+            on_wc(c, &wc[i]);
+        total += n;
+    }
+    return total;
+}
+
+/* ---- credits ---- */
+
+static void send_ctrl(struct coll_comm *c, struct jc_link *l, int li, uint32_t flags)
+{
+    struct jc_ctrl *m = &l->tx[l->tx_posted % JC_CTRL_N];
+    memset(m, 0, sizeof(*m));
+    m->magic = JC_CTRL_MAGIC;
+    m->ndata = (uint16_t)c->ndata;
+    m->src = (uint16_t)c->rank;
+    m->op_seq = c->cur ? c->cur->seq : UINT64_MAX;
+    m->op_sig = c->cur ? c->cur->op.sig : 0;
+    m->flags = flags;
+    for (int i = 0; i < c->ndata; i++)
+        m->posted[i] = l->s[i].posted;
+    if (c->ops->post_send(l->ep, c->ndata, m, sizeof(*m), c->ctrl_mr,
+                          JC_WR(JC_WR_CSEND, li, c->ndata, l->tx_posted)) != 0) {
+        coll_fail(c, ncclSystemError, "sending credits to rank %d (%s) failed", l->peer,
+                  l->desc);
+        return;
+    }
+    l->tx_posted++;
+    for (int i = 0; i < c->ndata; i++)
+        l->s[i].advertised = l->s[i].posted;
+}
+
+/* One control message per peer whose posted counts moved since the last one. */
+void coll_x_grants(struct coll_comm *c)
+{
+    for (int li = 0; li < c->nlinks; li++) {
+        struct jc_link *l = &c->links[li];
+        int moved = 0;
+        for (int i = 0; i < c->ndata; i++)
+            moved |= l->s[i].posted != l->s[i].advertised;
+        if (moved && l->ep && l->peer >= 0 && l->tx_posted - l->tx_done < JC_CTRL_N)
+            send_ctrl(c, l, li, 0);
+    }
+}
+
+int coll_x_bye(struct coll_comm *c)
+{
+    int waiting = 0;
+    for (int li = 0; li < c->nlinks; li++) {
+        struct jc_link *l = &c->links[li];
+        if (!l->ep || l->peer < 0)
+            continue;
+        if (!l->bye_sent && l->tx_posted - l->tx_done < JC_CTRL_N) {
+            send_ctrl(c, l, li, JC_CTRL_BYE);
+            l->bye_sent = 1;
+        }
+        waiting += !l->bye_rcvd;
+    }
+    return waiting;
+}

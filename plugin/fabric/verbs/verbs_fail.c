@@ -1,0 +1,99 @@
+/* Endpoint errors: the first cause wins and is WARNed once with everything needed to find it
+ * (peer, device, QP, sequence number, verbs status); the queue pairs are moved to ERR so the
+ * hardware stops reading caller buffers, the side channel is shut so the peer fails too, and
+ * every outstanding caller work item completes (the first with the cause, the rest FLUSHED). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include "fabric/verbs/verbs_int.h"
+#include "util/log.h"
+
+enum fab_wc_status vb_wc_status(enum ibv_wc_status st)
+{
+    switch (st) {
+    case IBV_WC_SUCCESS:
+        return FAB_WC_OK;
+    case IBV_WC_WR_FLUSH_ERR:
+        return FAB_WC_FLUSHED;
+    case IBV_WC_LOC_LEN_ERR:
+        return FAB_WC_LEN_ERR;
+    case IBV_WC_REM_ACCESS_ERR:
+    case IBV_WC_REM_INV_REQ_ERR:
+        return FAB_WC_REMOTE_ACCESS;
+    case IBV_WC_RETRY_EXC_ERR:
+    case IBV_WC_RNR_RETRY_EXC_ERR:
+    case IBV_WC_REM_OP_ERR:
+    case IBV_WC_REM_ABORT_ERR:
+        return FAB_WC_PEER_LOST;
+    default:
+        return FAB_WC_LOCAL_ERR;
+    }
+}
+
+static void flush_one(struct fab_ep *ep, int lane, uint64_t wr_id, enum fab_wc_op op)
+{
+    struct fab_wc wc = {.wr_id = wr_id, .ep = ep, .op = op, .lane = lane};
+
+    wc.status = FAB_WC_FLUSHED;
+    if (!ep->flushed) {
+        wc.status = (enum fab_wc_status)atomic_load(&ep->status);
+        ep->flushed = 1;
+    }
+    vb_cq_push(ep->cq, &wc);
+}
+
+static void flush_lane(struct fab_ep *ep, struct vb_lane *l)
+{
+    if (l->rx.in_msg && l->rx.is_send)
+        flush_one(ep, l->idx, l->rx.cur.wr_id, FAB_WC_RECV);
+    l->rx.in_msg = 0;
+    for (; l->rq_n; l->rq_n--, l->rq_head = (l->rq_head + 1) % l->rq_cap)
+        flush_one(ep, l->idx, l->rq[l->rq_head].wr_id, FAB_WC_RECV);
+    for (; l->mq_head != l->mq_tail; l->mq_head++) {
+        const struct vb_msg *m = &l->mq[l->mq_head % l->mq_cap];
+
+        flush_one(ep, l->idx, m->wr_id, m->is_send ? FAB_WC_SEND : FAB_WC_WRITE);
+    }
+    l->tx.msg_cur = l->mq_tail;
+}
+
+static void stop_hardware(struct fab_ep *ep)
+{
+    struct ibv_qp_attr a;
+
+    memset(&a, 0, sizeof(a));
+    a.qp_state = IBV_QPS_ERR;
+    for (int i = 0; i < ep->nlanes; i++)
+        if (ep->lane[i].qp)
+            ep->L->modify_qp(ep->lane[i].qp, &a, IBV_QP_STATE);
+    if (ep->side.fd >= 0) {
+        epoll_ctl(ep->dom->epfd, EPOLL_CTL_DEL, ep->side.fd, NULL);
+        shutdown(ep->side.fd, SHUT_RDWR);
+    }
+}
+
+void vb_ep_fail(struct fab_ep *ep, enum fab_wc_status st, const char *fmt, ...)
+{
+    char what[160];
+    va_list ap;
+
+    if (atomic_load(&ep->status) != FAB_WC_OK)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    snprintf(ep->reason, sizeof(ep->reason), "peer %s %s (device %s)", ep->peer, what,
+             ep->dom->dev->info.name);
+    atomic_store(&ep->status, (int)st);
+    /* INFO like the TCP back end: a peer closing is normal at teardown, and the layer above
+     * WARNs with this reason when a request fails. The causes nobody above would explain
+     * (an error CQE, retransmissions exhausted) WARN where they are found. */
+    JINFO(NCCL_NET, "verbs fabric: endpoint %p failed (%s): %s", (void *)ep,
+          fab_wc_status_str(st), ep->reason);
+    stop_hardware(ep);
+    for (int i = 0; i < ep->nlanes; i++)
+        flush_lane(ep, &ep->lane[i]);
+}

@@ -1,0 +1,394 @@
+/* Internals of the verbs back end, shared by its files and by its unit tests.
+ *
+ * Data path (UC and RC alike): the back end owns every hardware receive (zero-length, they only
+ * catch immediates) and turns every caller post into RDMA WRITE-with-immediate segments, each
+ * carrying a per-lane sequence number in the immediate's upper half. A caller WRITE_IMM lands at
+ * the address the caller named; a caller SEND lands directly in the caller RECV it will consume:
+ * every post_recv is advertised to the peer's back end (address, rkey, capacity) over the side
+ * channel, and the k-th message of a lane consumes the k-th RECV. The receiving
+ * back end delivers segments strictly in sequence order and acknowledges them over the TCP side
+ * channel; the sender keeps every segment until acknowledged and retransmits go-back-N on a gap
+ * (NAK) or a silence (probe). See verbs_rel.c for the protocol and why it never lets a stale
+ * copy land on memory that was already handed back to the caller.
+ *
+ * Locking, in this order only:
+ *   dom->mu   endpoint list and the progress thread's epoll set; the thread holds it while it works
+ *   ep->mu    everything in the endpoint (lanes, side channel, status)
+ *   cq->mu    the software completion ring
+ *   dom->mr_mu  the registration cache (taken alone) */
+#ifndef JACCL_FABRIC_VERBS_INT_H
+#define JACCL_FABRIC_VERBS_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "fabric/fabric.h"
+#include "fabric/verbs/verbs_lib.h"
+#include "util/sock.h"
+
+#define VB_MAX_DEVS  32
+#define VB_MAX_MSG   (1u << 30) /* largest caller post */
+#define VB_SEG_WIN   512        /* unacknowledged segments per lane (< half the sequence space) */
+#define VB_CWND_INIT 32         /* segments in flight before the first loss */
+#define VB_CWND_MIN  2
+#define VB_HW_SQ     256             /* send WRs outstanding on one QP */
+#define VB_HW_BYTES  (512u << 10)    /* bytes outstanding on one QP's send queue */
+#define VB_SIGNAL_EVERY 16           /* one send CQE per this many segments, at least */
+#define VB_HW_RQ     (2 * VB_SEG_WIN) /* zero-length receives kept posted per QP */
+#define VB_SEG_PKTS  16   /* UC segment = this many path-MTU packets (1 towards soft-RoCE) */
+/* Retransmission timeout: soft-RoCE under emulation stalls for tens of ms now and then, and a
+ * spurious probe throws away everything in flight, so the floor is high. */
+#define VB_RTO_INIT  300000000ull
+#define VB_RTO_MIN   100000000ull
+#define VB_RTO_MAX   3000000000ull
+
+/* ---- immediate data: type:2 | epoch:3 | seq:11 | low 16 bits ----
+ * low 16 bits: the caller's immediate on a WRITE_FINAL, VB_SEND_TOO_LONG on a SEND_FINAL. */
+#define VB_SEND_TOO_LONG 1u
+enum vb_seg_type { VB_WRITE_FINAL = 0, VB_WRITE_PART = 1, VB_SEND_FINAL = 2, VB_SEND_PART = 3 };
+#define VB_SEQ_BITS 11
+#define VB_SEQ_MASK ((1u << VB_SEQ_BITS) - 1)
+#define VB_EPOCH_MASK 7u
+
+static inline uint32_t vb_imm_make(enum vb_seg_type t, uint32_t epoch, uint32_t seq, uint32_t lo)
+{
+    return ((uint32_t)t << 30) | ((epoch & VB_EPOCH_MASK) << 27) | ((seq & VB_SEQ_MASK) << 16) |
+           (lo & 0xffffu);
+}
+static inline enum vb_seg_type vb_imm_type(uint32_t imm)
+{
+    return (enum vb_seg_type)(imm >> 30);
+}
+static inline uint32_t vb_imm_epoch(uint32_t imm)
+{
+    return (imm >> 27) & VB_EPOCH_MASK;
+}
+static inline uint32_t vb_imm_seq(uint32_t imm)
+{
+    return (imm >> 16) & VB_SEQ_MASK;
+}
+
+/* ---- devices (verbs_dev.c, verbs_gid.c) ---- */
+struct vb_dev {
+    struct fab_dev_info info;
+    struct ibv_device *ibdev;
+    char ibname[64];
+    int port;
+    int link_layer; /* IBV_LINK_LAYER_* */
+    int gid_index;  /* -1: none (IB without GRH) */
+    union ibv_gid gid;
+    uint16_t lid;
+    int active_mtu; /* enum ibv_mtu */
+    int soft_roce;  /* rxe: its UC responder cannot lose a packet mid-message (verbs_ep.c) */
+    int have_addr;
+    union jaccl_sockaddr addr; /* side-channel address (port 0) */
+};
+
+struct vb_dev *vb_dev_get(int dev);
+const char *vb_dev_name(int dev);
+
+/* GID choice for one port: NCCL_JACCL_GID_INDEX when >= 0, else the best entry by content
+ * (RoCE v2 IPv4-mapped > IPv4-mapped > RoCE v2 global IPv6). Returns the index, or -1. */
+int vb_gid_choose(const struct vlib *L, struct ibv_context *ctx, int port, int table_len,
+                  int forced, union ibv_gid *out);
+/* 1 if gid is ::ffff:a.b.c.d (then *out is that IPv4 address, port 0), else 0. */
+int vb_gid_ipv4(const union ibv_gid *gid, union jaccl_sockaddr *out);
+/* Mb/s from ibv_port_attr's active_width / active_speed codes, as NCCL's IB transport. */
+int vb_port_speed(int active_width, int active_speed);
+
+/* ---- domains and registrations (verbs_mr.c) ---- */
+struct vb_mr_ent {
+    char *base;
+    size_t len;
+    struct ibv_mr *mr;
+    int refs;
+    struct vb_mr_ent *next;
+};
+
+struct fab_mr {
+    struct fab_domain *dom;
+    struct vb_mr_ent *ent; /* NULL for a zero-length registration */
+    char *addr;
+    size_t len;
+    uint32_t lkey, rkey;
+};
+
+struct fab_domain {
+    int devidx;
+    struct vb_dev *dev;
+    const struct vlib *L;
+    struct ibv_context *ctx;
+    struct ibv_pd *pd;
+    struct ibv_comp_channel *chan;
+    pthread_mutex_t mr_mu;
+    struct vb_mr_ent *mrs;
+    /* progress thread (verbs_thread.c) */
+    pthread_mutex_t mu;
+    struct fab_ep *eps;
+    uint64_t next_id;
+    int epfd, wakefd;
+    atomic_int stop;
+    int thread_started;
+    pthread_t thread;
+};
+
+int fab_verbs_domain_open(int dev, struct fab_domain **out);
+void fab_verbs_domain_close(struct fab_domain *dom);
+int fab_verbs_mr_reg(struct fab_domain *dom, void *addr, size_t len, struct fab_mr **out);
+void fab_verbs_mr_dereg(struct fab_mr *mr);
+struct fab_remote_buf fab_verbs_mr_remote(struct fab_mr *mr, void *addr);
+/* 0 if [buf, buf+len) lies inside mr (len 0 always passes), else -EINVAL. */
+int vb_mr_check(struct fab_domain *dom, const struct fab_mr *mr, const void *buf, size_t len);
+
+/* ---- completion queues (verbs_cq.c): software rings the back end fills ---- */
+struct fab_cq {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct fab_wc *ring;
+    uint32_t cap, head, n;
+    int waiters, wake_pending;
+    uint64_t wake_gen;
+};
+
+int fab_verbs_cq_create(struct fab_domain *dom, int depth, struct fab_cq **out);
+void fab_verbs_cq_destroy(struct fab_cq *cq);
+int fab_verbs_cq_poll(struct fab_cq *cq, struct fab_wc *wc, int max);
+int fab_verbs_cq_wait(struct fab_cq *cq, uint64_t deadline_ns);
+void fab_verbs_cq_wake(struct fab_cq *cq);
+void vb_cq_push(struct fab_cq *cq, const struct fab_wc *wc);
+
+/* ---- endpoints ---- */
+struct vb_rwr { /* a caller's posted RECV */
+    uint64_t wr_id;
+    char *buf;
+    size_t cap;
+};
+
+struct vb_msg { /* a caller's SEND or WRITE_IMM, kept until acknowledged */
+    uint64_t wr_id;
+    int is_send;
+    const char *buf;
+    uint32_t lkey;
+    size_t len;
+    uint64_t raddr;
+    uint32_t rkey;
+    uint16_t imm;
+    int have_dst;      /* SEND: the RECV it consumes is known (raddr, rkey) */
+    int too_long;      /* SEND: longer than that RECV */
+    int hw_refs;       /* copies the hardware may still be reading */
+    int all_segs;      /* its final segment exists */
+    uint32_t last_seq; /* sequence number of that final segment */
+};
+
+struct vb_seg { /* one WRITE_IMM on the wire */
+    uint32_t msg; /* absolute message index */
+    size_t off;
+    uint32_t len;
+    uint8_t type;  /* enum vb_seg_type */
+    uint8_t retx;  /* sent more than once (no RTT sample) */
+    uint64_t tx_ns;
+};
+
+struct vb_tx { /* sender side of a lane (verbs_rel.c) */
+    uint32_t una, snd, nxt;  /* oldest unacked, next to (re)transmit, next new */
+    struct vb_seg seg[VB_SEG_WIN];
+    uint32_t high;           /* one past the highest sequence number ever posted */
+    uint32_t cwnd, cwnd_acc; /* congestion window in segments, additive-increase credit */
+    uint32_t ssthresh;
+    uint32_t epoch;
+    int probe_pending;
+    uint64_t probe_ns;
+    uint32_t retry_seq;
+    int retries;
+    uint64_t last_progress_ns;
+    uint64_t srtt_ns, rttvar_ns;
+    int backoff;
+    uint32_t msg_cur;  /* message being cut into segments (absolute) */
+    size_t cur_off;
+    uint32_t hwq[VB_HW_SQ]; /* absolute message index of each posted WR, in order */
+    uint32_t hw_head, hw_n;
+    size_t hw_bytes;
+    uint32_t hw_len[VB_HW_SQ];
+    uint8_t hw_sig[VB_HW_SQ]; /* signaled: its CQE retires it and every WR before it */
+    uint32_t unsignaled;      /* WRs posted since the last signaled one */
+};
+
+struct vb_rx { /* receiver side of a lane */
+    uint32_t expected;
+    int nak_epoch; /* epoch a NAK was sent for since the last delivery, -1 none */
+    uint32_t min_epoch;
+    int ack_due;
+    int in_msg, is_send;
+    struct vb_rwr cur;
+    uint64_t bytes;
+    int reposts; /* hardware receives to post again */
+};
+
+struct vb_adv { /* a RECV the peer posted, as its back end advertised it */
+    uint64_t addr;
+    uint32_t rkey;
+    uint32_t cap;
+};
+
+struct vb_lane {
+    struct fab_ep *ep;
+    int idx;
+    struct ibv_qp *qp;
+    uint32_t psn;
+    struct vb_rwr *rq; /* caller RECVs */
+    uint32_t rq_cap, rq_head, rq_n;
+    struct vb_msg *mq; /* caller sends, absolute indices mq_head..mq_tail */
+    uint32_t mq_cap, mq_head, mq_tail;
+    struct vb_adv *adv; /* the peer's RECVs, absolute index k at adv[k % adv_cap] */
+    uint32_t adv_cap, adv_n;
+    struct vb_tx tx;
+    struct vb_rx rx;
+};
+
+/* What one end sends the other through ep_local_info (all little-endian on the wire; both
+ * ends run the same build). */
+#define VB_INFO_MAGIC 0x4a564231u /* "JVB1" */
+#define VB_INFO_ONE_PACKET 1u     /* send me single-packet UC segments only */
+struct vb_info {
+    uint32_t magic;
+    uint8_t qp_type; /* IBV_QPT_UC or IBV_QPT_RC */
+    uint8_t nlanes;
+    uint8_t link_layer;
+    uint8_t mtu;
+    uint16_t lid;
+    uint16_t flags; /* VB_INFO_* */
+    uint32_t max_recv; /* RECVs it may have posted per lane */
+    uint8_t gid[16];
+    struct {
+        uint32_t qpn;
+        uint32_t psn;
+    } lane[FAB_MAX_LANES];
+};
+
+struct vb_side { /* side-channel socket after ep_connect (verbs_side.c) */
+    int fd;
+    unsigned char in[240];
+    uint32_t in_n;
+    unsigned char *out;
+    uint32_t out_n, out_cap;
+    int want_out; /* EPOLLOUT registered */
+};
+
+struct fab_ep {
+    uint64_t id;
+    struct fab_domain *dom;
+    const struct vlib *L;
+    struct fab_cq *cq;
+    int nlanes, max_send_wr, max_recv_wr;
+    uint64_t liveness_ns;
+    char peer[128];
+    int qp_type;
+    int retry_cnt;
+    uint32_t seg_size;
+    struct ibv_cq *hcq;
+    pthread_mutex_t mu;
+    atomic_int status;
+    int flushed;
+    char reason[420]; /* "peer <peer> <what> (device <dev>)" */
+    int connected, peer_ready;
+    struct vb_side side;
+    uint64_t last_rx_ns, last_tx_ns;
+    int mtu;
+    struct {
+        uint64_t segs, retx, naks, probes, spurious;
+    } stats; /* logged at close */
+    struct fab_ep *next; /* dom->eps */
+    struct vb_lane lane[];
+};
+
+/* verbs_ep.c */
+int fab_verbs_side_socks(const struct fab_ep_attr *attr);
+int fab_verbs_ep_create(struct fab_domain *dom, struct fab_cq *cq, const struct fab_ep_attr *attr,
+                        struct fab_ep **out);
+int fab_verbs_ep_local_info(struct fab_ep *ep, void *buf, size_t cap);
+int fab_verbs_ep_connect(struct fab_ep *ep, const void *peer_info, size_t len, const int *socks,
+                         int nsocks);
+void fab_verbs_ep_close(struct fab_ep *ep);
+int fab_verbs_ep_error(struct fab_ep *ep, const char **reason);
+
+/* verbs_fail.c: first cause wins; the WARN and the flush of every outstanding caller work item
+ * (first completion carries the cause, the rest FLUSHED). Caller holds ep->mu. */
+void vb_ep_fail(struct fab_ep *ep, enum fab_wc_status st, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+enum fab_wc_status vb_wc_status(enum ibv_wc_status st);
+
+/* verbs_qp.c */
+int vb_qp_create(struct fab_ep *ep, struct vb_lane *l);
+int vb_qp_init(struct fab_ep *ep, struct vb_lane *l);
+int vb_qp_rtr(struct fab_ep *ep, struct vb_lane *l, const struct vb_info *peer, int mtu);
+int vb_qp_rts(struct fab_ep *ep, struct vb_lane *l);
+void vb_info_fill(struct fab_ep *ep, struct vb_info *info);
+/* NULL if the peer's blob fits ours, else why not. */
+const char *vb_info_check(const struct fab_ep *ep, const struct vb_info *peer, size_t len);
+
+/* verbs_post.c */
+int fab_verbs_post_recv(struct fab_ep *ep, int lane, void *buf, size_t cap, struct fab_mr *mr,
+                        uint64_t wr_id);
+int fab_verbs_post_send(struct fab_ep *ep, int lane, const void *buf, size_t len,
+                        struct fab_mr *mr, uint64_t wr_id);
+int fab_verbs_post_write_imm(struct fab_ep *ep, int lane, const void *buf, size_t len,
+                             struct fab_mr *mr, struct fab_remote_buf dst, uint32_t imm,
+                             uint64_t wr_id);
+/* Posts `n` zero-length receives on the lane's QP. */
+int vb_post_hw_recvs(struct fab_ep *ep, struct vb_lane *l, int n);
+
+/* verbs_rel.c: the reliability protocol, all under ep->mu */
+void vb_tx_init(struct vb_tx *tx, uint64_t now);
+/* Transmits what the window, the hardware queue and the peer's advertised RECVs allow. */
+void vb_tx_pump(struct fab_ep *ep, struct vb_lane *l, uint64_t now);
+void vb_tx_on_send_cqe(struct fab_ep *ep, struct vb_lane *l);
+void vb_tx_on_ack(struct fab_ep *ep, struct vb_lane *l, uint32_t expected, uint64_t now);
+void vb_tx_on_nak(struct fab_ep *ep, struct vb_lane *l, uint32_t expected, uint32_t epoch,
+                  uint64_t now);
+void vb_tx_on_reply(struct fab_ep *ep, struct vb_lane *l, uint32_t expected, uint32_t epoch,
+                    uint64_t now);
+/* Retransmit timer; returns the next time it wants to run (UINT64_MAX: idle). */
+uint64_t vb_tx_timer(struct fab_ep *ep, struct vb_lane *l, uint64_t now);
+/* One arrived segment (imm in host order, len = bytes written). */
+void vb_rx_segment(struct fab_ep *ep, struct vb_lane *l, uint32_t imm, uint32_t len);
+void vb_rx_on_probe(struct fab_ep *ep, struct vb_lane *l, uint32_t epoch);
+/* Completes finished caller sends in order. */
+void vb_tx_complete(struct fab_ep *ep, struct vb_lane *l);
+
+/* verbs_side.c: the side channel after ep_connect */
+enum vb_frame_type {
+    VB_F_READY = 1,
+    VB_F_ACK,
+    VB_F_NAK,
+    VB_F_PROBE,
+    VB_F_REPLY,
+    VB_F_HB,
+    VB_F_RECV, /* seq = capacity, addr, rkey of the lane's next RECV */
+};
+void vb_side_send(struct fab_ep *ep, enum vb_frame_type t, int lane, uint32_t epoch,
+                  uint32_t seq);
+void vb_side_send_recv(struct fab_ep *ep, int lane, uint64_t addr, uint32_t rkey, uint32_t cap);
+/* Writes what the socket takes; fails the endpoint on a socket error. */
+void vb_side_flush(struct fab_ep *ep);
+/* Reads and handles every frame the socket has. */
+void vb_side_read(struct fab_ep *ep, uint64_t now);
+/* Heartbeat and liveness; returns the next deadline. */
+uint64_t vb_side_timer(struct fab_ep *ep, uint64_t now);
+
+/* verbs_wc.c: drains the endpoint's hardware CQ (caller holds ep->mu). */
+void vb_ep_drain(struct fab_ep *ep, uint64_t now);
+
+/* verbs_thread.c */
+int vb_thread_start(struct fab_domain *dom);
+void vb_thread_stop(struct fab_domain *dom);
+void vb_thread_watch(struct fab_domain *dom, struct fab_ep *ep);  /* caller holds ep->mu */
+void vb_thread_wake(struct fab_domain *dom);
+
+/* verbs_dev.c */
+int fab_verbs_init(void);
+int fab_verbs_ndevs(void);
+const struct fab_dev_info *fab_verbs_dev_info(int dev);
+void fab_verbs_fini(void);
+
+#endif

@@ -1,0 +1,30 @@
+/* The verbs back end as the rest of the plugin sees it. */
+#include "fabric/verbs/verbs.h"
+#include "fabric/verbs/verbs_int.h"
+
+const struct fab_ops fab_verbs_ops = {
+        .name = "verbs",
+        .init = fab_verbs_init,
+        .ndevs = fab_verbs_ndevs,
+        .dev_info = fab_verbs_dev_info,
+        .fini = fab_verbs_fini,
+        .domain_open = fab_verbs_domain_open,
+        .domain_close = fab_verbs_domain_close,
+        .mr_reg = fab_verbs_mr_reg,
+        .mr_dereg = fab_verbs_mr_dereg,
+        .mr_remote = fab_verbs_mr_remote,
+        .cq_create = fab_verbs_cq_create,
+        .cq_destroy = fab_verbs_cq_destroy,
+        .cq_poll = fab_verbs_cq_poll,
+        .cq_wait = fab_verbs_cq_wait,
+        .cq_wake = fab_verbs_cq_wake,
+        .side_socks = fab_verbs_side_socks,
+        .ep_create = fab_verbs_ep_create,
+        .ep_local_info = fab_verbs_ep_local_info,
+        .ep_connect = fab_verbs_ep_connect,
+        .ep_close = fab_verbs_ep_close,
+        .ep_error = fab_verbs_ep_error,
+        .post_recv = fab_verbs_post_recv,
+        .post_send = fab_verbs_post_send,
+        .post_write_imm = fab_verbs_post_write_imm,
+};

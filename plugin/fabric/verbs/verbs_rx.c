@@ -1,0 +1,122 @@
+/* Receive side of the reliability protocol (see verbs_rel.c): in-order delivery of arrived
+ * segments to the caller's posted receives, gap reports, and the fence a probe sets. */
+#include "fabric/verbs/verbs_int.h"
+
+/* Epochs only move forward, a few at a time. A copy of an epoch older than the newest one seen
+ * (or fenced by a probe) was sent before every copy of the newer one: it is stale. */
+static int epoch_stale(struct vb_rx *rx, uint32_t e)
+{
+    if (((e - rx->min_epoch) & VB_EPOCH_MASK) >= 4)
+        return 1;
+    rx->min_epoch = e;
+    return 0;
+}
+
+static int rq_pop(struct vb_lane *l, struct vb_rwr *out)
+{
+    if (l->rq_n == 0)
+        return -1;
+    *out = l->rq[l->rq_head];
+    l->rq_head = (l->rq_head + 1) % l->rq_cap;
+    l->rq_n--;
+    return 0;
+}
+
+static void rx_push(struct fab_ep *ep, struct vb_lane *l, uint64_t wr_id, enum fab_wc_op op,
+                    uint64_t len, uint32_t imm)
+{
+    struct fab_wc wc = {.wr_id = wr_id, .ep = ep, .op = op, .status = FAB_WC_OK,
+                        .len = (uint32_t)len, .imm = imm, .lane = l->idx};
+
+    vb_cq_push(ep->cq, &wc);
+}
+
+static void rx_write(struct fab_ep *ep, struct vb_lane *l, enum vb_seg_type t, uint32_t lo,
+                     uint32_t len)
+{
+    struct vb_rx *rx = &l->rx;
+    struct vb_rwr w;
+
+    if (rx->in_msg && rx->is_send) {
+        vb_ep_fail(ep, FAB_WC_LOCAL_ERR, "sent a WRITE segment inside a SEND (lane %d)", l->idx);
+        return;
+    }
+    if (!rx->in_msg) {
+        rx->in_msg = 1;
+        rx->is_send = 0;
+        rx->bytes = 0;
+    }
+    rx->bytes += len;
+    if (t == VB_WRITE_PART)
+        return;
+    rx->in_msg = 0;
+    if (rq_pop(l, &w) != 0) {
+        vb_ep_fail(ep, FAB_WC_NO_RECV, "sent a %llu-byte WRITE_IMM with no RECV posted (lane %d)",
+                   (unsigned long long)rx->bytes, l->idx);
+        return;
+    }
+    rx_push(ep, l, w.wr_id, FAB_WC_RECV_IMM, rx->bytes, lo);
+}
+
+/* The SEND's bytes are already in the RECV's buffer (the sender wrote them there). */
+static void rx_send(struct fab_ep *ep, struct vb_lane *l, enum vb_seg_type t, uint32_t lo,
+                    uint32_t len)
+{
+    struct vb_rx *rx = &l->rx;
+
+    if (rx->in_msg && !rx->is_send) {
+        vb_ep_fail(ep, FAB_WC_LOCAL_ERR, "sent a SEND inside a WRITE (lane %d)", l->idx);
+        return;
+    }
+    if (!rx->in_msg) {
+        if (rq_pop(l, &rx->cur) != 0) {
+            vb_ep_fail(ep, FAB_WC_NO_RECV, "sent a SEND with no RECV posted (lane %d)", l->idx);
+            return;
+        }
+        rx->in_msg = 1;
+        rx->is_send = 1;
+        rx->bytes = 0;
+    }
+    rx->bytes += len;
+    if ((lo & VB_SEND_TOO_LONG) || rx->bytes > rx->cur.cap) {
+        vb_ep_fail(ep, FAB_WC_LEN_ERR, "sent a SEND longer than the %zu-byte RECV (lane %d)",
+                   rx->cur.cap, l->idx);
+        return;
+    }
+    if (t == VB_SEND_FINAL) {
+        rx->in_msg = 0;
+        rx_push(ep, l, rx->cur.wr_id, FAB_WC_RECV, rx->bytes, 0);
+    }
+}
+
+void vb_rx_segment(struct fab_ep *ep, struct vb_lane *l, uint32_t imm, uint32_t len)
+{
+    struct vb_rx *rx = &l->rx;
+    enum vb_seg_type t = vb_imm_type(imm);
+    uint32_t e = vb_imm_epoch(imm);
+    uint32_t d = (vb_imm_seq(imm) - rx->expected) & VB_SEQ_MASK;
+
+    if (epoch_stale(rx, e))
+        return;
+    if (d != 0) {
+        if (d < (VB_SEQ_MASK + 1) / 2 && rx->nak_epoch != (int)e) {
+            rx->nak_epoch = (int)e; /* one gap report per epoch, not one per dropped copy */
+            vb_side_send(ep, VB_F_NAK, l->idx, e, rx->expected);
+        }
+        return; /* out of order (gap) or an old duplicate */
+    }
+    rx->expected++;
+    rx->nak_epoch = -1;
+    rx->ack_due = 1;
+    if (t == VB_WRITE_FINAL || t == VB_WRITE_PART)
+        rx_write(ep, l, t, imm & 0xffffu, len);
+    else
+        rx_send(ep, l, t, imm & 0xffffu, len);
+}
+
+void vb_rx_on_probe(struct fab_ep *ep, struct vb_lane *l, uint32_t epoch)
+{
+    l->rx.min_epoch = epoch & VB_EPOCH_MASK;
+    l->rx.nak_epoch = -1;
+    vb_side_send(ep, VB_F_REPLY, l->idx, epoch, l->rx.expected);
+}

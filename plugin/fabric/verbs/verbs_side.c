@@ -1,0 +1,184 @@
+/* The side channel after ep_connect: the TCP socket the connection was set up over stays open
+ * and carries the back end's own control frames (24 bytes each): READY (our QPs are in RTR/RTS
+ * with receives posted: the peer may send), RECV (where the next caller RECV of a lane is, so a
+ * SEND can be written straight into it), ACK / NAK / PROBE / REPLY of the reliability protocol,
+ * and heartbeats. Being TCP it never loses a frame, which keeps the protocol small;
+ * its EOF or silence past the liveness deadline is how a dead peer is noticed. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "fabric/verbs/verbs_int.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+#define VB_SIDE_OUT_MAX (4u << 20) /* a peer this far behind on reading is broken */
+#define VB_FRAME        24
+
+/* type, lane, epoch, 0, seq (or capacity), addr, rkey, 0: host byte order, same build */
+static void side_put(struct fab_ep *ep, enum vb_frame_type t, int lane, uint32_t epoch,
+                     uint32_t seq, uint64_t addr, uint32_t rkey)
+{
+    struct vb_side *s = &ep->side;
+    unsigned char *f;
+
+    if (atomic_load(&ep->status) != FAB_WC_OK)
+        return;
+    if (s->out_n + VB_FRAME > s->out_cap) {
+        uint32_t cap = s->out_cap ? s->out_cap * 2 : 1024;
+        unsigned char *p = cap <= VB_SIDE_OUT_MAX ? realloc(s->out, cap) : NULL;
+
+        if (!p) {
+            vb_ep_fail(ep, FAB_WC_PEER_LOST, "stopped reading its side channel");
+            return;
+        }
+        s->out = p;
+        s->out_cap = cap;
+    }
+    f = s->out + s->out_n;
+    memset(f, 0, VB_FRAME);
+    f[0] = (unsigned char)t;
+    f[1] = (unsigned char)lane;
+    f[2] = (unsigned char)epoch;
+    memcpy(f + 4, &seq, 4);
+    memcpy(f + 8, &addr, 8);
+    memcpy(f + 16, &rkey, 4);
+    s->out_n += VB_FRAME;
+}
+
+void vb_side_send(struct fab_ep *ep, enum vb_frame_type t, int lane, uint32_t epoch,
+                  uint32_t seq)
+{
+    side_put(ep, t, lane, epoch, seq, 0, 0);
+}
+
+void vb_side_send_recv(struct fab_ep *ep, int lane, uint64_t addr, uint32_t rkey, uint32_t cap)
+{
+    side_put(ep, VB_F_RECV, lane, 0, cap, addr, rkey);
+}
+
+void vb_side_flush(struct fab_ep *ep)
+{
+    struct vb_side *s = &ep->side;
+
+    while (s->fd >= 0 && s->out_n && atomic_load(&ep->status) == FAB_WC_OK) {
+        ssize_t n = send(s->fd, s->out, s->out_n, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        if (n < 0) {
+            vb_ep_fail(ep, FAB_WC_PEER_LOST, "side channel failed: %s", strerror(errno));
+            return;
+        }
+        memmove(s->out, s->out + n, s->out_n - (uint32_t)n);
+        s->out_n -= (uint32_t)n;
+        ep->last_tx_ns = jaccl_now_ns();
+    }
+}
+
+static void side_recv_adv(struct fab_ep *ep, struct vb_lane *l, const unsigned char *f,
+                          uint64_t now)
+{
+    struct vb_adv *a;
+
+    /* Only [msg_cur, adv_n) is still needed: fewer than the RECVs the peer may have posted. */
+    if ((int64_t)(int32_t)(l->adv_n - l->tx.msg_cur) >= (int64_t)l->adv_cap) {
+        vb_ep_fail(ep, FAB_WC_LOCAL_ERR, "posted more RECVs on lane %d than it announced", l->idx);
+        return;
+    }
+    a = &l->adv[l->adv_n % l->adv_cap];
+    memcpy(&a->cap, f + 4, 4);
+    memcpy(&a->addr, f + 8, 8);
+    memcpy(&a->rkey, f + 16, 4);
+    l->adv_n++;
+    vb_tx_pump(ep, l, now);
+}
+
+static void side_frame(struct fab_ep *ep, const unsigned char *f, uint64_t now)
+{
+    uint32_t seq;
+    struct vb_lane *l;
+
+    memcpy(&seq, f + 4, 4);
+    if (f[0] == VB_F_HB)
+        return;
+    if (f[0] == VB_F_READY) {
+        ep->peer_ready = 1;
+        for (int i = 0; i < ep->nlanes; i++)
+            vb_tx_pump(ep, &ep->lane[i], now);
+        return;
+    }
+    if (f[1] >= ep->nlanes) {
+        vb_ep_fail(ep, FAB_WC_LOCAL_ERR, "sent a control frame for lane %u", f[1]);
+        return;
+    }
+    l = &ep->lane[f[1]];
+    switch (f[0]) {
+    case VB_F_RECV:
+        side_recv_adv(ep, l, f, now);
+        break;
+    case VB_F_ACK:
+        vb_tx_on_ack(ep, l, seq, now);
+        break;
+    case VB_F_NAK:
+        vb_tx_on_nak(ep, l, seq, f[2], now);
+        break;
+    case VB_F_PROBE:
+        vb_rx_on_probe(ep, l, f[2]);
+        break;
+    case VB_F_REPLY:
+        vb_tx_on_reply(ep, l, seq, f[2], now);
+        break;
+    default:
+        vb_ep_fail(ep, FAB_WC_LOCAL_ERR, "sent unknown control frame %u", f[0]);
+    }
+}
+
+void vb_side_read(struct fab_ep *ep, uint64_t now)
+{
+    struct vb_side *s = &ep->side;
+
+    while (s->fd >= 0 && atomic_load(&ep->status) == FAB_WC_OK) {
+        ssize_t n = recv(s->fd, s->in + s->in_n, sizeof(s->in) - s->in_n, MSG_DONTWAIT);
+        uint32_t off = 0;
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        if (n <= 0) {
+            vb_ep_fail(ep, FAB_WC_PEER_LOST, "%s",
+                       n == 0 ? "closed the connection" : strerror(errno));
+            return;
+        }
+        ep->last_rx_ns = now;
+        s->in_n += (uint32_t)n;
+        for (; s->in_n - off >= VB_FRAME; off += VB_FRAME)
+            side_frame(ep, s->in + off, now);
+        memmove(s->in, s->in + off, s->in_n - off);
+        s->in_n -= off;
+    }
+}
+
+uint64_t vb_side_timer(struct fab_ep *ep, uint64_t now)
+{
+    uint64_t hb;
+
+    if (!ep->connected || ep->liveness_ns == 0 || atomic_load(&ep->status) != FAB_WC_OK)
+        return UINT64_MAX;
+    if (now - ep->last_rx_ns > ep->liveness_ns) {
+        vb_ep_fail(ep, FAB_WC_PEER_LOST, "silent for %.1f s (NCCL_JACCL_TIMEOUT)",
+                   (double)(now - ep->last_rx_ns) / 1e9);
+        return UINT64_MAX;
+    }
+    hb = ep->last_tx_ns + ep->liveness_ns / 4;
+    if (now >= hb) {
+        vb_side_send(ep, VB_F_HB, 0, 0, 0);
+        ep->last_tx_ns = now;
+        hb = now + ep->liveness_ns / 4;
+    }
+    return hb < ep->last_rx_ns + ep->liveness_ns ? hb : ep->last_rx_ns + ep->liveness_ns;
+}

@@ -1,0 +1,179 @@
+/* One progress thread per domain. It sleeps in epoll on the domain's completion channel, the
+ * side-channel sockets of its endpoints and an eventfd, and wakes for completions, control
+ * frames and timers (retransmission, heartbeat, liveness). It never spins: the hardware CQs are
+ * re-armed before they are drained, so a completion that races the drain raises a new event. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "fabric/verbs/verbs_int.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+#define VB_EV_WAKE  0
+#define VB_EV_CHAN  1
+#define VB_EV_MAX   64
+#define VB_TICK_MAX 1000 /* ms: look at the timers at least this often */
+
+void vb_thread_wake(struct fab_domain *dom)
+{
+    uint64_t one = 1;
+
+    if (dom->wakefd >= 0 && write(dom->wakefd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+        JWARN("verbs fabric: waking the progress thread failed: %s", strerror(errno));
+}
+
+void vb_thread_watch(struct fab_domain *dom, struct fab_ep *ep)
+{
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = ep->id};
+
+    if (ep->side.out_n)
+        ev.events |= EPOLLOUT;
+    if (epoll_ctl(dom->epfd, ep->side.want_out >= 0 ? EPOLL_CTL_MOD : EPOLL_CTL_ADD,
+                  ep->side.fd, &ev) == 0)
+        ep->side.want_out = ep->side.out_n ? 1 : 0;
+}
+
+static int has_id(const uint64_t *ids, int n, uint64_t id)
+{
+    for (int i = 0; i < n; i++)
+        if (ids[i] == id)
+            return 1;
+    return 0;
+}
+
+static uint64_t ep_service(struct fab_domain *dom, struct fab_ep *ep, int cq_ev, int sock_ev,
+                           uint64_t now)
+{
+    uint64_t next = UINT64_MAX;
+
+    pthread_mutex_lock(&ep->mu);
+    if (cq_ev && atomic_load(&ep->status) == FAB_WC_OK) {
+        dom->L->req_notify_cq(ep->hcq, 0);
+        vb_ep_drain(ep, now);
+    }
+    if (ep->connected && atomic_load(&ep->status) == FAB_WC_OK) {
+        if (sock_ev)
+            vb_side_read(ep, now);
+        next = vb_side_timer(ep, now);
+        for (int i = 0; i < ep->nlanes; i++) {
+            uint64_t t = vb_tx_timer(ep, &ep->lane[i], now);
+
+            next = t < next ? t : next;
+        }
+        vb_side_flush(ep);
+        if (atomic_load(&ep->status) == FAB_WC_OK && (ep->side.out_n != 0) != ep->side.want_out)
+            vb_thread_watch(dom, ep);
+    }
+    pthread_mutex_unlock(&ep->mu);
+    return next;
+}
+
+/* Every pending completion event, acknowledged at once (ibv_destroy_cq waits for that, and it
+ * may be waiting in ep_close right now); returns the endpoint ids they name. */
+static int collect_cq_events(struct fab_domain *dom, uint64_t *ids, int max, int *overflow)
+{
+    struct ibv_cq *cq;
+    void *ctx;
+    int n = 0;
+
+    while (dom->L->get_cq_event(dom->chan, &cq, &ctx) == 0) {
+        dom->L->ack_cq_events(cq, 1);
+        if (has_id(ids, n, (uint64_t)(uintptr_t)ctx))
+            continue;
+        if (n < max)
+            ids[n++] = (uint64_t)(uintptr_t)ctx;
+        else
+            *overflow = 1;
+    }
+    return n;
+}
+
+static int timeout_ms(uint64_t next)
+{
+    uint64_t now = jaccl_now_ns();
+
+    if (next == UINT64_MAX)
+        return VB_TICK_MAX;
+    if (next <= now)
+        return 0;
+    next = (next - now + 999999) / 1000000;
+    return next > VB_TICK_MAX ? VB_TICK_MAX : (int)next;
+}
+
+static void *thread_main(void *arg)
+{
+    struct fab_domain *dom = arg;
+    uint64_t next = UINT64_MAX, sock[VB_EV_MAX], cqs[VB_EV_MAX], junk;
+    struct epoll_event ev[VB_EV_MAX];
+
+    while (!atomic_load(&dom->stop)) {
+        int n = epoll_wait(dom->epfd, ev, VB_EV_MAX, timeout_ms(next));
+        int ns = 0, nc = 0, all_cq = 0;
+
+        for (int i = 0; i < n; i++) {
+            if (ev[i].data.u64 == VB_EV_WAKE)
+                (void)!read(dom->wakefd, &junk, sizeof(junk));
+            else if (ev[i].data.u64 == VB_EV_CHAN)
+                nc = collect_cq_events(dom, cqs, VB_EV_MAX, &all_cq);
+            else
+                sock[ns++] = ev[i].data.u64;
+        }
+        pthread_mutex_lock(&dom->mu);
+        uint64_t now = jaccl_now_ns();
+
+        next = UINT64_MAX;
+        for (struct fab_ep *ep = dom->eps; ep; ep = ep->next) {
+            uint64_t t = ep_service(dom, ep, all_cq || has_id(cqs, nc, ep->id),
+                                    has_id(sock, ns, ep->id), now);
+
+            next = t < next ? t : next;
+        }
+        pthread_mutex_unlock(&dom->mu);
+    }
+    return NULL;
+}
+
+static int epoll_add(int epfd, int fd, uint64_t tag)
+{
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag};
+
+    return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) == 0 ? 0 : -errno;
+}
+
+int vb_thread_start(struct fab_domain *dom)
+{
+    int rc;
+
+    dom->next_id = 16; /* below: VB_EV_* tags */
+    dom->epfd = epoll_create1(EPOLL_CLOEXEC);
+    dom->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (dom->epfd < 0 || dom->wakefd < 0)
+        return -errno;
+    rc = epoll_add(dom->epfd, dom->wakefd, VB_EV_WAKE);
+    if (rc == 0)
+        rc = epoll_add(dom->epfd, dom->chan->fd, VB_EV_CHAN);
+    if (rc == 0)
+        rc = -pthread_create(&dom->thread, NULL, thread_main, dom);
+    dom->thread_started = rc == 0;
+    return rc;
+}
+
+void vb_thread_stop(struct fab_domain *dom)
+{
+    if (dom->thread_started) {
+        atomic_store(&dom->stop, 1);
+        vb_thread_wake(dom);
+        pthread_join(dom->thread, NULL);
+        dom->thread_started = 0;
+    }
+    if (dom->epfd >= 0)
+        close(dom->epfd);
+    if (dom->wakefd >= 0)
+        close(dom->wakefd);
+    dom->epfd = dom->wakefd = -1;
+}

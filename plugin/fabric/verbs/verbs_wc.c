@@ -1,0 +1,88 @@
+/* Hardware completions of one endpoint: every CQE's status is checked (an error becomes a WARN
+ * with the verbs status string and fails the endpoint), receive CQEs feed the reliability
+ * protocol, send CQEs release the buffers the hardware was reading. Then receives are posted
+ * again, acknowledgements queued and the send windows refilled. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <string.h>
+
+#include "fabric/verbs/verbs_int.h"
+#include "util/log.h"
+
+#define VB_POLL_BATCH 32
+
+static struct vb_lane *lane_of(struct fab_ep *ep, uint32_t qpn)
+{
+    for (int i = 0; i < ep->nlanes; i++)
+        if (ep->lane[i].qp && ep->lane[i].qp->qp_num == qpn)
+            return &ep->lane[i];
+    return NULL;
+}
+
+static void wc_error(struct fab_ep *ep, struct vb_lane *l, const struct ibv_wc *wc)
+{
+    JWARN("verbs fabric: peer %s, device %s, lane %d (QP %u): completion error %s (status %d, "
+          "opcode %d, vendor error 0x%x)",
+          ep->peer, ep->dom->dev->info.name, l->idx, wc->qp_num,
+          ep->L->wc_status_str(wc->status), (int)wc->status, (int)wc->opcode, wc->vendor_err);
+    vb_ep_fail(ep, vb_wc_status(wc->status),
+               "completion error on lane %d (QP %u): %s (status %d, opcode %d, vendor error "
+               "0x%x)",
+               l->idx, wc->qp_num, ep->L->wc_status_str(wc->status), (int)wc->status,
+               (int)wc->opcode, wc->vendor_err);
+}
+
+static void wc_one(struct fab_ep *ep, const struct ibv_wc *wc)
+{
+    struct vb_lane *l = lane_of(ep, wc->qp_num);
+
+    if (!l || atomic_load(&ep->status) != FAB_WC_OK)
+        return; /* after a failure only flush errors arrive: the caller has its completions */
+    if (wc->status != IBV_WC_SUCCESS) {
+        wc_error(ep, l, wc);
+        return;
+    }
+    if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM && (wc->wc_flags & IBV_WC_WITH_IMM)) {
+        l->rx.reposts++;
+        vb_rx_segment(ep, l, ntohl(wc->imm_data), wc->byte_len);
+    } else if (wc->opcode & IBV_WC_RECV) {
+        vb_ep_fail(ep, FAB_WC_LOCAL_ERR, "sent a message without immediate data (lane %d, QP %u)",
+                   l->idx, wc->qp_num);
+    } else {
+        vb_tx_on_send_cqe(ep, l);
+    }
+}
+
+static void lane_after_drain(struct fab_ep *ep, struct vb_lane *l, uint64_t now)
+{
+    if (l->rx.reposts) {
+        int rc = vb_post_hw_recvs(ep, l, l->rx.reposts);
+
+        l->rx.reposts = 0;
+        if (rc != 0) {
+            vb_ep_fail(ep, FAB_WC_LOCAL_ERR, "reposting receives on QP %u failed: %s",
+                       l->qp->qp_num, strerror(-rc));
+            return;
+        }
+    }
+    if (l->rx.ack_due) {
+        l->rx.ack_due = 0;
+        vb_side_send(ep, VB_F_ACK, l->idx, 0, l->rx.expected);
+    }
+    vb_tx_complete(ep, l);
+    vb_tx_pump(ep, l, now);
+}
+
+void vb_ep_drain(struct fab_ep *ep, uint64_t now)
+{
+    struct ibv_wc wc[VB_POLL_BATCH];
+    int n;
+
+    while ((n = ep->L->poll_cq(ep->hcq, VB_POLL_BATCH, wc)) > 0)
+        for (int i = 0; i < n; i++)
+            wc_one(ep, &wc[i]);
+    if (n < 0)
+        vb_ep_fail(ep, FAB_WC_LOCAL_ERR, "polling the completion queue failed (%d)", n);
+    for (int i = 0; i < ep->nlanes && atomic_load(&ep->status) == FAB_WC_OK; i++)
+        lane_after_drain(ep, &ep->lane[i], now);
+}

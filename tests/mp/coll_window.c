@@ -1,0 +1,108 @@
+/* NCCL's window semantics for iallgather / ireducescatter (nccl-abi.md section 2): a call covers
+ * [windowOffset, windowOffset + windowBytes) of the nranks * bytesPerRank buffer; the rank
+ * buffer holds window ∩ own segment. Windows that start or end inside segments, cover one
+ * segment or part of one, are empty, a single element, or sweep the buffer in fixed steps the
+ * way NCCL splits a large collective; in place and out of place; through the v11 table and
+ * through the v8 table (int count, 32-bit SGE). Also all-reduce through v8. */
+#include "coll_harness.h"
+
+struct scenario {
+    int nranks, wires, version;
+    const char *algo;
+};
+
+/* Windows (in elements) over P segments of n elements; returns how many. */
+static int windows(int P, size_t n, size_t (*w)[2])
+{
+    size_t total = (size_t)P * n;
+    int k = 0;
+    w[k][0] = 0, w[k++][1] = total;                                 /* everything */
+    w[k][0] = n / 2, w[k++][1] = total - n / 2 - n / 3;             /* inside first .. last */
+    w[k][0] = n + 1, w[k++][1] = n / 2;                             /* part of one segment */
+    w[k][0] = 2 % (size_t)P * n, w[k++][1] = n;                     /* exactly one segment */
+    w[k][0] = n, w[k++][1] = 0;                                     /* empty */
+    w[k][0] = total - 1, w[k++][1] = 1;                             /* the last element */
+    w[k][0] = n - 1, w[k++][1] = n + 2;                             /* straddles two boundaries */
+    w[k][0] = (size_t)(P - 1) * n / 2, w[k++][1] = total - (P - 1) * n / 2; /* to the end */
+    for (int i = 0; i < k; i++) { /* keep every window inside the buffer */
+        w[i][0] = w[i][0] < total ? w[i][0] : total;
+        w[i][1] = w[i][1] < total - w[i][0] ? w[i][1] : total - w[i][0];
+    }
+    return k;
+}
+
+static int run_windows(struct cn *n, int kind, size_t count, uint64_t *seed)
+{
+    static const int types[] = {ncclFloat32, ncclInt64, ncclFloat16, ncclFloat8e4m3,
+                                ncclUint8,   ncclBfloat16, ncclInt32, ncclFloat64};
+    size_t w[16][2];
+    int nw = windows(n->nranks, count, w), ok = 1;
+    for (int i = 0; i < nw; i++)
+        for (int in_place = 0; in_place < 2; in_place++) {
+            struct cn_case k = {kind, types[(i + in_place) % 8], (i + 2 * in_place) % 4, count,
+                                w[i][0], w[i][1], in_place, (*seed)++};
+            ok &= cn_run(n, k);
+        }
+    return ok;
+}
+
+/* NCCL splits one large collective into calls over consecutive windows of a fixed size. */
+static int run_sweep(struct cn *n, int kind, size_t count, size_t step, uint64_t *seed)
+{
+    size_t total = count * (size_t)n->nranks;
+    int ok = 1;
+    for (size_t off = 0; off < total; off += step) {
+        size_t len = total - off < step ? total - off : step;
+        struct cn_case k = {kind, ncclFloat32, ncclSum, count, off, len, 0, (*seed)++};
+        ok &= cn_run(n, k);
+    }
+    return ok;
+}
+
+static int rank_main(int rank, int nranks, void *arg)
+{
+    const struct scenario *s = arg;
+    char w[8];
+    snprintf(w, sizeof(w), "%d", s->wires);
+    setenv("NCCL_JACCL_RING_WIRES", w, 1);
+    setenv("NCCL_JACCL_ALGO", s->algo, 1);
+    struct cn n;
+    if (cn_open_group(&n, s->version, rank, nranks) != 0)
+        return 1;
+    uint64_t seed = 1;
+    int ok = 1;
+    static const size_t counts[] = {1, 3, 1000, 40000};
+    for (int kind = 1; kind <= 2; kind++) {
+        for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++)
+            ok &= run_windows(&n, kind, counts[c], &seed);
+        ok &= run_sweep(&n, kind, 30011, 16384, &seed);
+    }
+    if (s->version == 8) { /* the int-count all-reduce of v8 */
+        struct cn_case k = {0, ncclFloat32, ncclSum, 100003, 0, SIZE_MAX, 0, seed++};
+        ok &= cn_run(&n, k);
+    }
+    if (rank == 0)
+        mp_note("%llu collectives checked", (unsigned long long)seed - 1);
+    cn_close_group(&n);
+    return ok ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct scenario sc[] = {
+            {2, 2, 11, "ring"}, {3, 1, 11, "ring"}, {5, 2, 11, "ring"}, {4, 4, 11, "ring"},
+            {2, 1, 11, "mesh"}, {3, 2, 11, "mesh"}, {7, 1, 11, "mesh"}, {4, 2, 8, "ring"},
+            {3, 2, 8, "mesh"},  {8, 2, 8, "auto"},
+    };
+    int failed = 0;
+    mp_begin("coll_window", "CollNet all-gather / reduce-scatter windows, v11 and v8 tables");
+    for (size_t i = 0; i < sizeof(sc) / sizeof(sc[0]); i++) {
+        char what[96];
+        if (argc > 1 && atoi(argv[1]) != (int)i)
+            continue;
+        snprintf(what, sizeof(what), "v%d, %s, %d wire(s)", sc[i].version, sc[i].algo,
+                 sc[i].wires);
+        failed += mp_run(what, sc[i].nranks, mp_scaled(240), rank_main, (void *)&sc[i]);
+    }
+    return mp_end(failed);
+}

@@ -1,0 +1,96 @@
+/* Plain socket pump between two ranks, the yardstick for the plugin's bandwidth. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/mp_check.h"
+#include "common/mp_data.h"
+#include "common/mp_proc.h"
+#include "common/mp_pump.h"
+#include "common/mp_util.h"
+
+#define PUMP_BUF (4u << 20)
+#define F_PORT   MP_FLAG_HARNESS
+#define F_DONE   (MP_FLAG_HARNESS + 1)
+#define V_RATE   (MP_VALUES - 1)
+
+static int listen_lo(int *port)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, 1) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
+/* Reads until EOF; the clock starts at the first byte, so connection set-up is not counted. */
+static double pump_rx(char *buf)
+{
+    int port = 0, lfd = listen_lo(&port);
+    if (lfd < 0)
+        return -1;
+    mp_flag_set(mp_rank, F_PORT, port);
+    int fd = accept(lfd, NULL, NULL);
+    close(lfd);
+    if (fd < 0)
+        return -1;
+    double t0 = 0;
+    unsigned long long bytes = 0;
+    ssize_t r;
+    while ((r = read(fd, buf, PUMP_BUF)) > 0) {
+        if (!t0)
+            t0 = mp_now();
+        else
+            bytes += (unsigned long long)r;
+    }
+    double t = mp_now() - t0;
+    close(fd);
+    return t0 && t > 0 ? (double)bytes / t / 1e9 : -1;
+}
+
+static double pump_tx(int rx, char *buf, double seconds)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (mp_flag_wait(rx, F_PORT, 1, 10000) != 0)
+        return -1;
+    a.sin_port = htons((uint16_t)mp_flag_get(rx, F_PORT));
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    double end = mp_now() + seconds;
+    while (mp_now() < end)
+        if (write(fd, buf, PUMP_BUF) < 0)
+            break;
+    close(fd);
+    return 0;
+}
+
+double mp_pump_tcp(int tx, int rx, double seconds)
+{
+    char *buf = mp_alloc(PUMP_BUF);
+    double rate = 0;
+    if (!buf)
+        return -1;
+    mp_fill(buf, PUMP_BUF, 1); /* touch it: no page faults inside the timed loop */
+    mp_flag_set(rx, F_PORT, 0);
+    mp_barrier();
+    if (mp_rank == rx)
+        mp_value_set(V_RATE, pump_rx(buf));
+    else if (mp_rank == tx)
+        rate = pump_tx(rx, buf, seconds);
+    mp_barrier();
+    mp_free(buf, PUMP_BUF);
+    return rate < 0 ? -1 : mp_value_get(rx, V_RATE);
+}

@@ -1,0 +1,64 @@
+#!/bin/sh
+# Runs the multi-process CollNet tests ($BUILD/tests/mp_coll_*) against the plugin in $BUILD,
+# loaded the way NCCL loads it (by name, through LD_LIBRARY_PATH), and ends with one
+# "N passed, M failed" line. Exit status 0 only if every test passed.
+#
+#   BUILD=build tests/run_coll.sh               every test
+#   BUILD=build tests/run_coll.sh basic fail    only mp_coll_basic and mp_coll_fail
+#
+# JACCL_TEST_SAN=1 (set by `make test-asan`) stretches the timeouts: sanitized code is slower.
+set -u
+
+BUILD=${BUILD:-build}
+LD_LIBRARY_PATH=$BUILD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# Loopback, and a short liveness deadline so the peer-death tests finish quickly.
+NCCL_JACCL_SOCKET_IFNAME=${NCCL_JACCL_SOCKET_IFNAME:-lo}
+NCCL_JACCL_TIMEOUT=${NCCL_JACCL_TIMEOUT:-3}
+export LD_LIBRARY_PATH NCCL_JACCL_SOCKET_IFNAME NCCL_JACCL_TIMEOUT
+
+# Each test bounds its own ranks with alarm(); this only catches a wedged parent.
+limit=300
+[ "${JACCL_TEST_SAN:-0}" = 1 ] && limit=900
+
+if [ $# -gt 0 ]; then
+    tests=""
+    for name in "$@"; do
+        tests="$tests $BUILD/tests/mp_coll_${name#coll_}"
+    done
+else
+    # Binaries only: the build leaves dependency files (.d) beside them.
+    tests=$(ls "$BUILD"/tests/mp_coll_* 2>/dev/null | grep -v '\.')
+fi
+
+pass=0
+fail=0
+failed=""
+start=$(date +%s)
+for t in $tests; do
+    name=$(basename "$t")
+    if [ ! -x "$t" ]; then
+        echo "run_coll: $t not built"
+        fail=$((fail + 1))
+        failed="$failed $name"
+        continue
+    fi
+    t0=$(date +%s)
+    if timeout -k 5 "$limit" "$t" 2>&1; then
+        pass=$((pass + 1))
+        echo "run_coll: PASS $name ($(($(date +%s) - t0)) s)"
+    else
+        fail=$((fail + 1))
+        failed="$failed $name"
+        echo "run_coll: FAIL $name ($(($(date +%s) - t0)) s)"
+    fi
+    echo
+done
+
+if [ $((pass + fail)) -eq 0 ]; then
+    echo "run_coll: no tests in $BUILD/tests (run make first)"
+    fail=1
+fi
+[ -n "$failed" ] && echo "run_coll: failed:$failed"
+echo "run_coll: $(($(date +%s) - start)) s against $BUILD/libnccl-net-jaccl.so"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

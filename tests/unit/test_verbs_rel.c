@@ -1,0 +1,455 @@
+/* The verbs back end's reliability protocol, with the verbs calls replaced by fakes: segmenting,
+ * completion only once acknowledged, in-order delivery, gap detection (one NAK per epoch),
+ * go-back-N retransmission, stale-NAK and fenced-copy rejection, bounded retries, probes, SENDs
+ * written into the advertised RECV, and error CQEs. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/socket.h>
+
+#include <cmocka.h>
+
+#include "verbs_fake.h"
+
+static struct vb_dev g_vdev;
+static struct fab_domain g_dom;
+static char g_buf[8192];
+static struct fab_mr g_mr;
+
+static struct fab_ep *mk_ep(int nlanes, int qp_type)
+{
+    struct fab_ep *ep = calloc(1, sizeof(*ep) + (size_t)nlanes * sizeof(struct vb_lane));
+
+    fk_reset();
+    snprintf(g_vdev.info.name, sizeof(g_vdev.info.name), "fake0:1");
+    g_dom.dev = &g_vdev;
+    g_dom.L = &fk_lib;
+    g_dom.epfd = -1;
+    g_mr = (struct fab_mr){.dom = &g_dom, .addr = g_buf, .len = sizeof(g_buf), .lkey = 7,
+                           .rkey = 9};
+    ep->dom = &g_dom;
+    ep->L = &fk_lib;
+    assert_int_equal(fab_verbs_cq_create(&g_dom, 64, &ep->cq), 0);
+    ep->nlanes = nlanes;
+    ep->max_send_wr = ep->max_recv_wr = 16;
+    snprintf(ep->peer, sizeof(ep->peer), "10.0.0.9:1234");
+    ep->qp_type = qp_type;
+    ep->retry_cnt = 3;
+    ep->seg_size = 1024;
+    ep->side.fd = -1;
+    ep->side.want_out = -1;
+    ep->peer_ready = ep->connected = 1;
+    pthread_mutex_init(&ep->mu, NULL);
+    for (int i = 0; i < nlanes; i++) {
+        struct vb_lane *l = &ep->lane[i];
+        struct ibv_qp_init_attr qa = {.qp_type = (enum ibv_qp_type)qp_type};
+
+        l->ep = ep;
+        l->idx = i;
+        l->rq_cap = l->mq_cap = l->adv_cap = 16;
+        l->rq = calloc(16, sizeof(*l->rq));
+        l->mq = calloc(16, sizeof(*l->mq));
+        l->adv = calloc(16, sizeof(*l->adv));
+        vb_tx_init(&l->tx, 0);
+        l->rx.nak_epoch = -1;
+        l->qp = fk_create_qp(NULL, &qa);
+    }
+    return ep;
+}
+
+static void free_ep(struct fab_ep *ep)
+{
+    for (int i = 0; i < ep->nlanes; i++) {
+        free(ep->lane[i].rq);
+        free(ep->lane[i].mq);
+        free(ep->lane[i].adv);
+        free(ep->lane[i].qp);
+    }
+    if (ep->side.fd >= 0)
+        close(ep->side.fd);
+    free(ep->side.out);
+    fab_verbs_cq_destroy(ep->cq);
+    free(ep);
+}
+
+static int poll1(struct fab_ep *ep, struct fab_wc *wc)
+{
+    return fab_verbs_cq_poll(ep->cq, wc, 1);
+}
+
+/* Frame i of what the endpoint queued on its side channel (24 bytes each). */
+static int frame(const struct fab_ep *ep, int i, int *type, int *lane, int *epoch, uint32_t *seq)
+{
+    const unsigned char *f = ep->side.out + 24 * i;
+
+    if ((uint32_t)(24 * (i + 1)) > ep->side.out_n)
+        return 0;
+    *type = f[0];
+    *lane = f[1];
+    *epoch = f[2];
+    memcpy(seq, f + 4, 4);
+    return 1;
+}
+
+static void write_imm(struct fab_ep *ep, size_t len, uint32_t imm, uint64_t wr_id)
+{
+    struct fab_remote_buf dst = {0x10000, 0x77};
+
+    assert_int_equal(fab_verbs_post_write_imm(ep, 0, g_buf, len, &g_mr, dst, imm, wr_id), 0);
+}
+
+static void test_imm_codec(void **st)
+{
+    uint32_t imm = vb_imm_make(VB_SEND_PART, 5, 0x12345, 0xbeef);
+
+    assert_int_equal(vb_imm_type(imm), VB_SEND_PART);
+    assert_int_equal(vb_imm_epoch(imm), 5);
+    assert_int_equal(vb_imm_seq(imm), 0x12345 & VB_SEQ_MASK);
+    assert_int_equal(imm & 0xffff, 0xbeef);
+}
+
+static void test_segments_and_completion_after_ack(void **st)
+{
+    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct fab_wc wc;
+
+    write_imm(ep, 2500, 0x1234, 77);
+    assert_int_equal(fk_nsent, 3);
+    assert_int_equal(vb_imm_type(fk_sent[0].imm), VB_WRITE_PART);
+    assert_int_equal(vb_imm_type(fk_sent[2].imm), VB_WRITE_FINAL);
+    assert_int_equal(fk_sent[2].imm & 0xffff, 0x1234);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(vb_imm_seq(fk_sent[i].imm), i);
+        assert_int_equal(vb_imm_epoch(fk_sent[i].imm), 0);
+        assert_int_equal(fk_sent[i].raddr, 0x10000 + 1024u * (unsigned)i);
+    }
+    assert_int_equal(fk_sent[2].len, 2500 - 2048);
+    /* UC: transmitted is not delivered. Nothing completes before the ACK... */
+    for (int i = 0; i < 3; i++)
+        vb_tx_on_send_cqe(ep, &ep->lane[0]);
+    vb_tx_complete(ep, &ep->lane[0]);
+    assert_int_equal(poll1(ep, &wc), 0);
+    vb_tx_on_ack(ep, &ep->lane[0], 2, 1000);
+    assert_int_equal(poll1(ep, &wc), 0);
+    vb_tx_on_ack(ep, &ep->lane[0], 3, 2000);
+    assert_int_equal(poll1(ep, &wc), 1);
+    assert_int_equal(wc.wr_id, 77);
+    assert_int_equal(wc.op, FAB_WC_WRITE);
+    assert_int_equal(wc.status, FAB_WC_OK);
+    free_ep(ep);
+}
+
+/* ...nor while the hardware may still read the buffer for a retransmitted copy. */
+static void test_no_completion_while_hw_reads(void **st)
+{
+    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct fab_wc wc;
+
+    write_imm(ep, 100, 1, 5);
+    vb_tx_on_ack(ep, &ep->lane[0], 1, 1000);
+    assert_int_equal(poll1(ep, &wc), 0);
+    vb_tx_on_send_cqe(ep, &ep->lane[0]);
+    vb_tx_complete(ep, &ep->lane[0]);
+    assert_int_equal(poll1(ep, &wc), 1);
+    assert_int_equal(wc.wr_id, 5);
+    free_ep(ep);
+}
+
+static void test_nak_rewinds_and_stale_nak_ignored(void **st)
+{
+    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct vb_lane *l = &ep->lane[0];
+
+    write_imm(ep, 3000, 0, 1); /* seqs 0, 1, 2 */
+    assert_int_equal(fk_nsent, 3);
+    vb_tx_on_nak(ep, l, 1, 0, 1000); /* seq 1 lost */
+    assert_int_equal(fk_nsent, 5);
+    assert_int_equal(vb_imm_seq(fk_sent[3].imm), 1);
+    assert_int_equal(vb_imm_epoch(fk_sent[3].imm), 1);
+    assert_int_equal(vb_imm_seq(fk_sent[4].imm), 2);
+    assert_int_equal(l->tx.una, 1);
+    /* a second report of the same gap, from before the rewind, changes nothing */
+    vb_tx_on_nak(ep, l, 1, 0, 1100);
+    assert_int_equal(fk_nsent, 5);
+    free_ep(ep);
+}
+
+static void test_retries_exhausted_fails_and_flushes(void **st)
+{
+    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct vb_lane *l = &ep->lane[0];
+    const char *why = NULL;
+    struct fab_wc wc;
+
+    write_imm(ep, 3000, 0, 42);
+    write_imm(ep, 10, 0, 43);
+    for (int i = 0; i <= ep->retry_cnt; i++)
+        vb_tx_on_nak(ep, l, 1, l->tx.epoch, 1000 + (uint64_t)i);
+    assert_int_equal(fab_verbs_ep_error(ep, &why), FAB_WC_PEER_LOST);
+    assert_non_null(strstr(why, "seq 1"));
+    assert_non_null(strstr(why, "QP"));
+    assert_non_null(strstr(why, "10.0.0.9:1234"));
+    assert_non_null(strstr(why, "fake0:1"));
+    assert_int_equal(poll1(ep, &wc), 1);
+    assert_int_equal(wc.wr_id, 42);
+    assert_int_equal(wc.status, FAB_WC_PEER_LOST);
+    assert_int_equal(poll1(ep, &wc), 1);
+    assert_int_equal(wc.wr_id, 43);
+    assert_int_equal(wc.status, FAB_WC_FLUSHED);
+    assert_int_equal(poll1(ep, &wc), 0);
+    free_ep(ep);
+}
+
+static void post_recvs(struct fab_ep *ep, int n)
+{
+    for (int i = 0; i < n; i++)
+        assert_int_equal(fab_verbs_post_recv(ep, 0, NULL, 0, NULL, 100 + (uint64_t)i), 0);
+    ep->side.out_n = 0; /* forget the RECV advertisements */
+}
+
+static void test_rx_in_order_gap_nak_once(void **st)
+{
+    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct vb_lane *l = &ep->lane[0];
+    struct fab_wc wc;
+    int t, ln, e;
+    uint32_t seq;
+
+    post_recvs(ep, 3);
+    vb_rx_segment(ep, l, vb_imm_make(VB_WRITE_FINAL, 0, 0, 0x42), 100);
+    assert_int_equal(poll1(ep, &wc), 1);
+    assert_int_equal(wc.op, FAB_WC_RECV_IMM);
+    assert_int_equal(wc.len, 100);
+    assert_int_equal(wc.imm, 0x42);
+    assert_int_equal(wc.wr_id, 100);
+    /* seq 1 lost: seq 2 and 3 are dropped, one NAK for the epoch */
+    vb_rx_segment(ep, l, vb_imm_make(VB_WRITE_FINAL, 0, 2, 0), 10);
+    vb_rx_segment(ep, l, vb_imm_make(VB_WRITE_FINAL, 0, 3, 0), 10);
+    assert_int_equal(poll1(ep, &wc), 0);
+    assert_true(frame(ep, 0, &t, &ln, &e, &seq));
+    assert_int_equal(t, VB_F_NAK);
+    assert_int_equal(seq, 1);
+    assert_int_equal(e, 0);
+    assert_false(frame(ep, 1, &t, &ln, &e, &seq));
+    /* the retransmission (epoch 1) delivers in order; an old duplicate is dropped */
+    vb_rx_segment(ep, l, vb_imm_make(VB_WRITE_FINAL, 1, 1, 7), 20);
+    vb_rx_segment(ep, l, vb_imm_make(VB_WRITE_FINAL, 1, 0, 7), 20);
+    assert_int_equal(poll1(ep, &wc), 1);
+    assert_int_equal(wc.wr_id, 101);
+    assert_int_equal(wc.len, 20);
+    assert_int_equal(poll1(ep, &wc), 0);
+    /* a late copy from before the rewind (epoch 0) is stale */
+    vb_rx_segment(ep, l, vb_imm_make(VB_WRITE_FINAL, 0, 2, 0), 10);
+    assert_int_equal(poll1(ep, &wc), 0);
+    assert_int_equal(l->rx.expected, 2);
+    free_ep(ep);
+}
+
+static void test_rx_multi_segment_write(void **st)
+{
+    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct vb_lane *l = &ep->lane[0];
+    struct fab_wc wc;
+
+    post_recvs(ep, 1);
+    vb_rx_segment(ep, l, vb_imm_make(VB_WRITE_PART, 0, 0, 0), 100);
+    vb_rx_segment(ep, l, vb_imm_make(VB_WRITE_PART, 0, 1, 0), 100);
+    assert_int_equal(poll1(ep, &wc), 0);
+    vb_rx_segment(ep, l, vb_imm_make(VB_WRITE_FINAL, 0, 2, 9), 50);
+    assert_int_equal(poll1(ep, &wc), 1);
+    assert_int_equal(wc.len, 250);
+    assert_int_equal(wc.imm, 9);
+    free_ep(ep);
+}
+
+static void test_rx_no_recv_is_fatal(void **st)
+{
+    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+
+    vb_rx_segment(ep, &ep->lane[0], vb_imm_make(VB_WRITE_FINAL, 0, 0, 0), 8);
+    assert_int_equal(fab_verbs_ep_error(ep, NULL), FAB_WC_NO_RECV);
+    free_ep(ep);
+}
+
+/* Feeds one frame to the endpoint through a real socket, as the peer would. */
+static void feed(struct fab_ep *ep, int peer_fd, int type, uint32_t seq, uint64_t addr,
+                 uint32_t rkey)
+{
+    unsigned char f[24] = {(unsigned char)type, 0, 0, 0};
+
+    memcpy(f + 4, &seq, 4);
+    memcpy(f + 8, &addr, 8);
+    memcpy(f + 16, &rkey, 4);
+    assert_int_equal(write(peer_fd, f, sizeof(f)), (ssize_t)sizeof(f));
+    vb_side_read(ep, 5000);
+}
+
+static void test_send_goes_into_advertised_recv(void **st)
+{
+    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+    int sv[2];
+
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    ep->side.fd = sv[0];
+    assert_int_equal(fab_verbs_post_send(ep, 0, g_buf, 40, &g_mr, 11), 0);
+    assert_int_equal(fk_nsent, 0); /* where it goes is not known yet */
+    feed(ep, sv[1], VB_F_RECV, 64, 0xabc000, 0x55);
+    assert_int_equal(fk_nsent, 1);
+    assert_int_equal(vb_imm_type(fk_sent[0].imm), VB_SEND_FINAL);
+    assert_int_equal(fk_sent[0].raddr, 0xabc000);
+    assert_int_equal(fk_sent[0].rkey, 0x55);
+    assert_int_equal(fk_sent[0].len, 40);
+    /* longer than the next RECV: one empty segment flagged too long */
+    assert_int_equal(fab_verbs_post_send(ep, 0, g_buf, 100, &g_mr, 12), 0);
+    feed(ep, sv[1], VB_F_RECV, 10, 0xabd000, 0x55);
+    assert_int_equal(fk_nsent, 2);
+    assert_int_equal(fk_sent[1].len, 0);
+    assert_int_equal(fk_sent[1].imm & 0xffff, VB_SEND_TOO_LONG);
+    close(sv[1]);
+    free_ep(ep);
+}
+
+static void test_rx_send_and_too_long(void **st)
+{
+    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct vb_lane *l = &ep->lane[0];
+    struct fab_wc wc;
+    int t, ln, e;
+    uint32_t seq;
+
+    assert_int_equal(fab_verbs_post_recv(ep, 0, g_buf, 64, &g_mr, 1), 0);
+    assert_true(frame(ep, 0, &t, &ln, &e, &seq));
+    assert_int_equal(t, VB_F_RECV);
+    assert_int_equal(seq, 64);
+    assert_int_equal(fab_verbs_post_recv(ep, 0, g_buf, 8, &g_mr, 2), 0);
+    vb_rx_segment(ep, l, vb_imm_make(VB_SEND_PART, 0, 0, 0), 30);
+    vb_rx_segment(ep, l, vb_imm_make(VB_SEND_FINAL, 0, 1, 0), 10);
+    assert_int_equal(poll1(ep, &wc), 1);
+    assert_int_equal(wc.op, FAB_WC_RECV);
+    assert_int_equal(wc.len, 40);
+    assert_int_equal(wc.wr_id, 1);
+    vb_rx_segment(ep, l, vb_imm_make(VB_SEND_FINAL, 0, 2, VB_SEND_TOO_LONG), 0);
+    assert_int_equal(fab_verbs_ep_error(ep, NULL), FAB_WC_LEN_ERR);
+    assert_int_equal(poll1(ep, &wc), 1);
+    assert_int_equal(wc.wr_id, 2);
+    assert_int_equal(wc.status, FAB_WC_LEN_ERR);
+    free_ep(ep);
+}
+
+static void test_probe_after_rto_then_rewind(void **st)
+{
+    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct vb_lane *l = &ep->lane[0];
+    int t, ln, e;
+    uint32_t seq;
+    uint64_t due;
+
+    write_imm(ep, 2000, 0, 1); /* seqs 0, 1 */
+    due = vb_tx_timer(ep, l, 1000);
+    assert_true(due > 1000 && due != UINT64_MAX);
+    assert_int_equal(ep->side.out_n, 0);
+    assert_int_equal(vb_tx_timer(ep, l, due), UINT64_MAX);
+    assert_true(frame(ep, 0, &t, &ln, &e, &seq));
+    assert_int_equal(t, VB_F_PROBE);
+    assert_int_equal(e, 1);
+    assert_int_equal(seq, 2);
+    /* probing: nothing more goes out; the reply says seq 1 never arrived */
+    vb_tx_on_reply(ep, l, 1, 1, due + 10);
+    assert_int_equal(fk_nsent, 3);
+    assert_int_equal(vb_imm_seq(fk_sent[2].imm), 1);
+    assert_int_equal(vb_imm_epoch(fk_sent[2].imm), 1);
+    free_ep(ep);
+}
+
+static void test_rc_never_probes(void **st)
+{
+    struct fab_ep *ep = mk_ep(1, IBV_QPT_RC);
+
+    write_imm(ep, 100, 0, 1);
+    assert_int_equal(vb_tx_timer(ep, &ep->lane[0], UINT64_MAX / 2), UINT64_MAX);
+    free_ep(ep);
+}
+
+static void test_probe_fences_older_epochs(void **st)
+{
+    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct vb_lane *l = &ep->lane[0];
+    struct fab_wc wc;
+    int t, ln, e;
+    uint32_t seq;
+
+    post_recvs(ep, 2);
+    vb_rx_on_probe(ep, l, 3);
+    assert_true(frame(ep, 0, &t, &ln, &e, &seq));
+    assert_int_equal(t, VB_F_REPLY);
+    assert_int_equal(e, 3);
+    assert_int_equal(seq, 0);
+    vb_rx_segment(ep, l, vb_imm_make(VB_WRITE_FINAL, 2, 0, 0), 10); /* still in flight */
+    assert_int_equal(poll1(ep, &wc), 0);
+    vb_rx_segment(ep, l, vb_imm_make(VB_WRITE_FINAL, 3, 0, 0), 10);
+    assert_int_equal(poll1(ep, &wc), 1);
+    free_ep(ep);
+}
+
+static void test_error_cqe_fails_endpoint(void **st)
+{
+    struct fab_ep *ep = mk_ep(2, IBV_QPT_UC);
+    const char *why = NULL;
+    struct fab_wc wc;
+
+    write_imm(ep, 10, 0, 99);
+    fk_push_wc(ep->lane[0].qp->qp_num, IBV_WC_RDMA_WRITE, IBV_WC_RETRY_EXC_ERR, 0, 0);
+    vb_ep_drain(ep, 1000);
+    assert_int_equal(fab_verbs_ep_error(ep, &why), FAB_WC_PEER_LOST);
+    assert_non_null(strstr(why, "transport retry counter exceeded"));
+    assert_int_equal(poll1(ep, &wc), 1);
+    assert_int_equal(wc.wr_id, 99);
+    assert_int_equal(wc.status, FAB_WC_PEER_LOST);
+    /* the QPs were moved to ERR so the hardware stops reading caller memory */
+    assert_int_equal(fk_mod[fk_nmod - 1].state, IBV_QPS_ERR);
+    free_ep(ep);
+}
+
+static void test_drain_delivers_and_acks(void **st)
+{
+    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct fab_wc wc;
+    int t, ln, e;
+    uint32_t seq;
+
+    post_recvs(ep, 1);
+    fk_push_wc(ep->lane[0].qp->qp_num, IBV_WC_RECV_RDMA_WITH_IMM, IBV_WC_SUCCESS,
+               vb_imm_make(VB_WRITE_FINAL, 0, 0, 5), 64);
+    vb_ep_drain(ep, 1000);
+    assert_int_equal(poll1(ep, &wc), 1);
+    assert_int_equal(wc.len, 64);
+    assert_int_equal(fk_nrecv, 1); /* the hardware receive was posted again */
+    assert_true(frame(ep, 0, &t, &ln, &e, &seq));
+    assert_int_equal(t, VB_F_ACK);
+    assert_int_equal(seq, 1);
+    free_ep(ep);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_imm_codec),
+            cmocka_unit_test(test_segments_and_completion_after_ack),
+            cmocka_unit_test(test_no_completion_while_hw_reads),
+            cmocka_unit_test(test_nak_rewinds_and_stale_nak_ignored),
+            cmocka_unit_test(test_retries_exhausted_fails_and_flushes),
+            cmocka_unit_test(test_rx_in_order_gap_nak_once),
+            cmocka_unit_test(test_rx_multi_segment_write),
+            cmocka_unit_test(test_rx_no_recv_is_fatal),
+            cmocka_unit_test(test_send_goes_into_advertised_recv),
+            cmocka_unit_test(test_rx_send_and_too_long),
+            cmocka_unit_test(test_probe_after_rto_then_rewind),
+            cmocka_unit_test(test_rc_never_probes),
+            cmocka_unit_test(test_probe_fences_older_epochs),
+            cmocka_unit_test(test_error_cqe_fails_endpoint),
+            cmocka_unit_test(test_drain_delivers_and_acks),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,21 @@
+#!/bin/sh
+# make demo: a few local ranks load the plugin by its NCCL name and exchange data through it,
+# printing what they measured. Each part is one command; add more below the marked line.
+#
+#   BUILD=build tools/demo.sh            (JACCL_DEMO_RANKS=4 by default)
+set -u
+
+BUILD=${BUILD:-build}
+LD_LIBRARY_PATH=$BUILD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+NCCL_JACCL_SOCKET_IFNAME=${NCCL_JACCL_SOCKET_IFNAME:-lo}
+export LD_LIBRARY_PATH NCCL_JACCL_SOCKET_IFNAME
+
+status=0
+
+echo "=== point-to-point ring"
+"$BUILD/demo" -n "${JACCL_DEMO_RANKS:-4}" || status=1
+echo
+
+# ---- collectives: add the collective demo below this line ----
+
+exit $status

@@ -1,0 +1,372 @@
+/* jaccl-coll-perf: CollNet benchmarks through the plugin's ABI, in nccl-tests' columns.
+ *
+ *   jaccl-coll-perf allreduce|reducescatter|allgather [-N ranks] [-b 4K] [-e 256M] [-f 4]
+ *                   [-n iters] [-w warmup] [-W window] [-a auto|ring|mesh] [-r wires] [-V 11]
+ *   jaccl-coll-perf ceiling [-N ranks] [-b ..] [-e ..] [-f ..]
+ *
+ * N local ranks are forked; each loads the plugin by name (LD_LIBRARY_PATH), builds a CollNet
+ * group like NCCL's proxy, and runs float32 sum collectives out of place, `window` requests in
+ * flight (NCCL keeps up to 64 per collComm). size = bytes of the whole vector (all-reduce), of
+ * the nranks * bytesPerRank input (reduce-scatter) or output (all-gather); count = its floats.
+ * time = the slowest rank's mean per operation; algbw = size / time;
+ * busbw = algbw * 2(n-1)/n (all-reduce) or (n-1)/n (the other two), like nccl-tests.
+ * #wrong counts result elements that differ from the exact expected value (data are small
+ * integers, so every summation order gives the same bits).
+ *
+ * ceiling: the plain socket ring exchange the collectives are judged against. Every rank sends
+ * `size` bytes to rank+1 and receives `size` from rank-1 at the same time over blocking TCP
+ * sockets on 127.0.0.1; GB/s = bytes per rank per direction / time (the slowest rank). */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "coll_harness.h"
+#include "common/mp_perf.h"
+
+#define MAX_WINDOW 64
+#define F_TIME     0 /* per-rank flag: seconds per operation (double bits) */
+#define F_WRONG    1
+#define F_PORT     2
+
+struct opts {
+    int kind; /* 0 allreduce, 1 reducescatter, 2 allgather, 3 ceiling */
+    int nranks, iters, warmup, window, version, wires;
+    size_t min_bytes, max_bytes, factor;
+    const char *algo;
+};
+
+/* ---- shared reporting ---- */
+
+static void put_time(double t)
+{
+    long v;
+    memcpy(&v, &t, sizeof(v));
+    mp_flag_set(mp_rank, F_TIME, v);
+}
+
+static double max_time(int nranks)
+{
+    double m = 0;
+    for (int r = 0; r < nranks; r++) {
+        long v = mp_flag_get(r, F_TIME);
+        double t;
+        memcpy(&t, &v, sizeof(t));
+        m = t > m ? t : m;
+    }
+    return m;
+}
+
+static int iters_for(const struct opts *o, size_t size)
+{
+    if (o->iters > 0)
+        return o->iters;
+    size_t n = (256u << 20) / (size ? size : 1);
+    return n < 5 ? 5 : n > 200 ? 200 : (int)n;
+}
+
+/* ---- collectives ---- */
+
+static float value(int r, size_t j)
+{
+    return (float)((int)((j * 7 + (size_t)r * 3) % 13) - 6);
+}
+
+struct bench {
+    struct cn n;
+    struct cn_buf s, r;
+    const struct opts *o;
+};
+
+/* Sizes of one step: count of the whole vector and floats per rank (multiples of nranks). */
+static size_t per_rank(const struct opts *o, size_t size)
+{
+    return o->kind == 0 ? size / 4 : size / 4 / (size_t)o->nranks;
+}
+
+static void fill(struct bench *b, size_t pr)
+{
+    float *s = (float *)b->s.p;
+    size_t n = b->o->kind == 0 ? pr : b->o->kind == 1 ? pr * (size_t)b->o->nranks : pr;
+    size_t base = b->o->kind == 2 ? (size_t)mp_rank * pr : 0;
+    for (size_t i = 0; i < n; i++)
+        s[i] = value(mp_rank, base + i);
+}
+
+static long count_wrong(struct bench *b, size_t pr)
+{
+    const float *out = (const float *)b->r.p;
+    int P = b->o->nranks, kind = b->o->kind;
+    size_t n = kind == 1 ? pr : kind == 0 ? pr : pr * (size_t)P;
+    long wrong = 0;
+    for (size_t i = 0; i < n; i++) {
+        float want = 0;
+        if (kind == 2) {
+            want = value((int)(i / pr), i);
+        } else {
+            size_t j = kind == 1 ? (size_t)mp_rank * pr + i : i;
+            for (int q = 0; q < P; q++)
+                want += value(q, j);
+        }
+        wrong += out[i] != want;
+    }
+    return wrong;
+}
+
+static ncclResult_t issue(struct bench *b, size_t pr, void **req)
+{
+    size_t P = (size_t)b->o->nranks, bpr = pr * 4;
+    if (b->o->kind == 0)
+        return cn_allreduce(&b->n, b->s.p, b->r.p, pr, ncclFloat32, ncclSum, b->s.mh, b->r.mh,
+                            req);
+    if (b->o->kind == 1)
+        return cn_reducescatter(&b->n, b->s.p, bpr * P, b->s.mh, b->r.p, bpr, 0, bpr * P,
+                                ncclFloat32, ncclSum, b->r.mh, req);
+    return cn_allgather(&b->n, b->s.p, b->r.p, bpr * P, b->r.mh, bpr, 0, bpr * P, b->s.mh, req);
+}
+
+/* `iters` operations with up to `window` in flight; seconds per operation, or -1. */
+static double run_ops(struct bench *b, size_t pr, int iters)
+{
+    void *req[MAX_WINDOW];
+    int head = 0, tail = 0, w = b->o->window;
+    double t0 = mp_now();
+    while (head < iters) {
+        if (tail < iters && tail - head < w) {
+            void *r = NULL;
+            if (issue(b, pr, &r) != ncclSuccess)
+                return -1;
+            if (r) {
+                req[tail++ % MAX_WINDOW] = r;
+                continue;
+            }
+        }
+        if (cn_wait(&b->n, req[head++ % MAX_WINDOW], 600) != ncclSuccess)
+            return -1;
+    }
+    return (mp_now() - t0) / iters;
+}
+
+static void print_row(const struct opts *o, size_t size, double t, long wrong)
+{
+    static const char *const op[] = {"sum", "sum", "none"};
+    double n = o->nranks, algbw = (double)size / t / 1e9;
+    double busbw = algbw * (o->kind == 0 ? 2 * (n - 1) / n : (n - 1) / n);
+    printf("%12zu %12zu %8s %6s %10.1f %7.2f %7.2f %6ld\n", size, size / 4, "float",
+           op[o->kind], t * 1e6, algbw, busbw, wrong);
+    fflush(stdout);
+}
+
+static int bench_size(struct bench *b, size_t size)
+{
+    const struct opts *o = b->o;
+    size_t pr = per_rank(o, size);
+    size_t real = o->kind == 0 ? pr * 4 : pr * 4 * (size_t)o->nranks;
+    fill(b, pr);
+    if (run_ops(b, pr, o->warmup) < 0)
+        return -1;
+    mp_barrier();
+    double t = run_ops(b, pr, iters_for(o, real));
+    if (t < 0)
+        return -1;
+    put_time(t);
+    mp_flag_set(mp_rank, F_WRONG, count_wrong(b, pr));
+    mp_barrier();
+    if (mp_rank == 0) {
+        long wrong = 0;
+        for (int r = 0; r < o->nranks; r++)
+            wrong += mp_flag_get(r, F_WRONG);
+        print_row(o, real, max_time(o->nranks), wrong);
+    }
+    mp_barrier();
+    return 0;
+}
+
+static int coll_rank(int rank, int nranks, void *arg)
+{
+    const struct opts *o = arg;
+    struct bench b = {.o = o};
+    char w[8];
+    snprintf(w, sizeof(w), "%d", o->wires);
+    if (o->wires > 0)
+        setenv("NCCL_JACCL_RING_WIRES", w, 1);
+    if (o->algo)
+        setenv("NCCL_JACCL_ALGO", o->algo, 1);
+    if (cn_open_group(&b.n, o->version, rank, nranks) != 0 ||
+        cn_buf_new(&b.n, &b.s, o->max_bytes) || cn_buf_new(&b.n, &b.r, o->max_bytes))
+        return 1;
+    int rc = 0;
+    for (size_t size = o->min_bytes; size <= o->max_bytes && rc == 0; size *= o->factor)
+        rc = bench_size(&b, size);
+    cn_buf_free(&b.n, &b.s);
+    cn_buf_free(&b.n, &b.r);
+    cn_close_group(&b.n);
+    return rc ? 1 : 0;
+}
+
+/* ---- the plain socket ring exchange ---- */
+
+struct pump {
+    int fd;
+    char *buf;
+    size_t bytes;
+};
+
+static void *send_all(void *arg)
+{
+    struct pump *p = arg;
+    for (size_t done = 0; done < p->bytes;) {
+        size_t chunk = p->bytes - done < (4u << 20) ? p->bytes - done : (4u << 20);
+        ssize_t k = write(p->fd, p->buf, chunk);
+        if (k <= 0)
+            return (void *)1;
+        done += (size_t)k;
+    }
+    return NULL;
+}
+
+static int recv_all(int fd, char *buf, size_t bytes)
+{
+    for (size_t done = 0; done < bytes;) {
+        size_t chunk = bytes - done < (4u << 20) ? bytes - done : (4u << 20);
+        ssize_t k = read(fd, buf, chunk);
+        if (k <= 0)
+            return -1;
+        done += (size_t)k;
+    }
+    return 0;
+}
+
+/* Listens on 127.0.0.1, publishes the port, connects to the right neighbour, accepts the left. */
+static int ring_sockets(int rank, int nranks, int *to, int *from)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(a);
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 4) ||
+        getsockname(l, (struct sockaddr *)&a, &len))
+        return -1;
+    mp_flag_set(rank, F_PORT, ntohs(a.sin_port));
+    mp_barrier();
+    a.sin_port = htons((uint16_t)mp_flag_get((rank + 1) % nranks, F_PORT));
+    *to = socket(AF_INET, SOCK_STREAM, 0);
+    if (*to < 0 || connect(*to, (struct sockaddr *)&a, sizeof(a)))
+        return -1;
+    *from = accept(l, NULL, NULL);
+    close(l);
+    return *from < 0 ? -1 : 0;
+}
+
+static int ceiling_rank(int rank, int nranks, void *arg)
+{
+    const struct opts *o = arg;
+    int to, from;
+    struct pump p = {.buf = malloc(4u << 20)};
+    char *in = malloc(4u << 20);
+    if (!p.buf || !in || ring_sockets(rank, nranks, &to, &from) != 0)
+        return 1;
+    memset(p.buf, 1, 4u << 20);
+    p.fd = to;
+    for (size_t size = o->min_bytes; size <= o->max_bytes; size *= o->factor) {
+        int iters = iters_for(o, size);
+        p.bytes = size * (size_t)iters;
+        mp_barrier();
+        pthread_t th;
+        double t0 = mp_now();
+        pthread_create(&th, NULL, send_all, &p);
+        int bad = recv_all(from, in, p.bytes);
+        void *tx_bad = NULL;
+        pthread_join(th, &tx_bad);
+        if (bad || tx_bad)
+            return 1;
+        put_time((mp_now() - t0) / iters);
+        mp_barrier();
+        if (rank == 0) {
+            double t = max_time(nranks);
+            printf("%12zu %10.1f %7.2f\n", size, t * 1e6, (double)size / t / 1e9);
+            fflush(stdout);
+        }
+    }
+    close(to);
+    close(from);
+    free(p.buf);
+    free(in);
+    return 0;
+}
+
+/* ---- options ---- */
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: jaccl-coll-perf allreduce|reducescatter|allgather|ceiling [-N ranks] "
+                    "[-b min] [-e max] [-f factor] [-n iters] [-w warmup] [-W window] "
+                    "[-a auto|ring|mesh] [-r wires] [-V 11|8]\n");
+}
+
+static size_t size_arg(const char *s)
+{
+    char *end;
+    size_t v = strtoull(s, &end, 0);
+    v <<= *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+    return v;
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+    static const char *const modes[] = {"allreduce", "reducescatter", "allgather", "ceiling"};
+    *o = (struct opts){.kind = -1, .nranks = 2, .warmup = 3, .window = 16, .version = 11,
+                       .min_bytes = 4096, .max_bytes = 256u << 20, .factor = 4};
+    for (int i = 0; argc > 1 && i < 4; i++)
+        if (strcmp(argv[1], modes[i]) == 0)
+            o->kind = i;
+    int c;
+    optind = 2;
+    while ((c = getopt(argc, argv, "N:b:e:f:n:w:W:a:r:V:")) != -1) {
+        switch (c) {
+        case 'N': o->nranks = atoi(optarg); break;
+        case 'b': o->min_bytes = size_arg(optarg); break;
+        case 'e': o->max_bytes = size_arg(optarg); break;
+        case 'f': o->factor = size_arg(optarg); break;
+        case 'n': o->iters = atoi(optarg); break;
+        case 'w': o->warmup = atoi(optarg); break;
+        case 'W': o->window = atoi(optarg); break;
+        case 'a': o->algo = optarg; break;
+        case 'r': o->wires = atoi(optarg); break;
+        case 'V': o->version = atoi(optarg); break;
+        default: return -1;
+        }
+    }
+    return o->kind < 0 || o->nranks < 1 || o->nranks > MP_MAX_RANKS || o->factor < 2 ||
+                           o->window < 1 || o->window > MAX_WINDOW || o->min_bytes < 4
+                   ? -1
+                   : 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct opts o;
+    if (parse(argc, argv, &o) != 0) {
+        usage();
+        return 2;
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    mp_default_env();
+    setenv("NCCL_JACCL_TIMEOUT", "60", 0);
+    struct mp_load load;
+    mp_load_start(&load);
+    if (o.kind == 3) {
+        printf("# ceiling: plain TCP ring exchange on 127.0.0.1, %d ranks\n", o.nranks);
+        printf("#%11s %10s %7s\n", "size", "time(us)", "GB/s");
+    } else {
+        const char *algo = o.algo ? o.algo : getenv("NCCL_JACCL_ALGO");
+        printf("# jaccl %s, %d ranks, algo %s, wires %d (0 = default), window %d, table v%d\n",
+               argv[1], o.nranks, algo ? algo : "auto", o.wires, o.window, o.version);
+        printf("#%11s %12s %8s %6s %10s %7s %7s %6s\n", "size", "count", "type", "redop",
+               "time(us)", "algbw", "busbw", "#wrong");
+    }
+    int failed = mp_run(argv[1], o.nranks, 3600, o.kind == 3 ? ceiling_rank : coll_rank, &o);
+    printf("# foreign load: %.2f cores\n", mp_load_foreign(&load));
+    return failed;
+}

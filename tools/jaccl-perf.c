@@ -1,0 +1,250 @@
+/* jaccl-perf: benchmarks through the plugin's ABI, loaded the way NCCL loads it.
+ *
+ *   jaccl-perf p2p [-b 8] [-e 64M] [-f 2] [-n iters] [-w warmup] [-W window] [-V 11] [-t 2]
+ *
+ * p2p: two ranks. Rank 0 isends, rank 1 irecvs, `window` requests in flight (NCCL keeps up to
+ * NCCL_STEPS = 8 per connection); one line per size in nccl-tests' style: time per message,
+ * algbw, and the one-way latency of a ping-pong of that size. A raw TCP socket pump runs in
+ * the same processes before and after the sweep, and for sizes >= 4 MiB the last column is
+ * jaccl's bandwidth divided by the raw one (mean of the two pumps; the target is >= 0.90).
+ * The pump reuses one 4 MiB buffer, so in-flight messages get their own slots only while
+ * those fit in MAX_STAGING; larger ones share one buffer per side, like the pump.
+ *
+ * New modes go in the `modes` table at the bottom: each gets the parsed options and runs its
+ * own ranks through mp_run. */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/mp.h"
+#include "common/mp_perf.h"
+#include "common/mp_pump.h"
+
+#define RATIO_FROM  (4u << 20) /* the 90 % target applies from here up */
+#define MAX_STAGING (16u << 20)
+#define MAX_ROWS    64
+#define V_BW_TIME   0 /* rank 1: seconds for the timed messages of the current size */
+
+struct row {
+    size_t size;
+    int iters;
+    double per_s, lat_s; /* seconds per streamed message, one-way ping-pong seconds */
+};
+
+struct p2p_run {
+    const struct mp_perf_opts *o;
+    struct mp_net net;
+    struct mp_ring ring;
+    char *sbuf, *rbuf;
+    void *smh, *rmh;
+    size_t bytes;
+    double raw[2]; /* GB/s before and after the sweep */
+    struct row rows[MAX_ROWS];
+    int nrows;
+};
+
+/* Slots of one size; past MAX_STAGING every request shares one buffer (contents are not
+ * checked here, only timed). */
+static size_t stride_for(const struct p2p_run *p, size_t size)
+{
+    return size * (size_t)p->o->window <= MAX_STAGING ? size : 0;
+}
+
+/* `count` messages from rank 0 to rank 1 with the window full; returns seconds. */
+static double stream(struct p2p_run *p, size_t size, int count)
+{
+    int tx = mp_rank == 0;
+    struct mp_flow f = {.net = &p->net,
+                        .comm = tx ? p->ring.scomm : p->ring.rcomm,
+                        .is_send = tx,
+                        .count = count,
+                        .window = p->o->window,
+                        .base = tx ? p->sbuf : p->rbuf,
+                        .stride = stride_for(p, size),
+                        .mh = tx ? p->smh : p->rmh,
+                        .size = size,
+                        .tag = 0};
+    mp_barrier();
+    double t0 = mp_now();
+    if (mp_flows_run(&f, 1, mp_scaled(120)) != 0)
+        MP_CHECK(0, "%zu-byte stream: %s", size, mp_result_str(f.err));
+    return mp_now() - t0;
+}
+
+/* Ping-pong: rank 0 sends, rank 1 echoes. Each side keeps its next receive posted, so the
+ * clear-to-send is already there when the message is ready. Returns one-way seconds. */
+static double pingpong(struct p2p_run *p, size_t size, int iters)
+{
+    struct mp_flow rf = {.net = &p->net,
+                         .comm = p->ring.rcomm,
+                         .count = iters,
+                         .window = 1,
+                         .base = p->rbuf,
+                         .mh = p->rmh,
+                         .size = size,
+                         .tag = 0};
+    struct mp_flow sf = {.net = &p->net,
+                         .comm = p->ring.scomm,
+                         .is_send = 1,
+                         .count = 0,
+                         .window = 1,
+                         .base = p->sbuf,
+                         .mh = p->smh,
+                         .size = size,
+                         .tag = 0};
+    mp_barrier();
+    double t0 = mp_now(), deadline = t0 + mp_scaled(120);
+    while ((rf.done < iters || sf.done < iters) && mp_now() < deadline) {
+        /* Rank 0 may send message i once the echo of i-1 is back; rank 1 once i arrived. */
+        int gate = mp_rank == 0 ? rf.done + 1 : rf.done;
+        sf.count = gate < iters ? gate : iters;
+        if (mp_flow_step(&rf) < 0 || mp_flow_step(&sf) < 0)
+            break;
+        sched_yield();
+    }
+    MP_CHECK(rf.done == iters && sf.done == iters, "%zu-byte ping-pong: %s / %s", size,
+             mp_result_str(rf.err), mp_result_str(sf.err));
+    return (mp_now() - t0) / iters / 2;
+}
+
+static void print_header(const struct p2p_run *p, double raw)
+{
+    const char *ns = getenv("NCCL_JACCL_NSOCKS");
+    ncclNetProperties_v11_t props;
+    mp_net_props(&p->net, p->net.dev, &props);
+    printf("# jaccl-perf p2p: 2 ranks, %s, ncclNetPlugin_v%d, device %d (%s)\n", p->net.path,
+           p->net.version, p->net.dev, props.name ? props.name : "?");
+    printf("# NCCL_JACCL_NSOCKS=%s, window %d, warmup %d, iterations %s\n",
+           ns && *ns ? ns : "(default)", p->o->window, p->o->warmup,
+           p->o->iters ? "fixed (-n)" : "scaled by size");
+    printf("# raw TCP loopback pump (1 stream, 4 MiB writes): %.2f GB/s before the sweep, "
+           "%.2f after, mean %.2f\n#\n",
+           p->raw[0], p->raw[1], raw);
+    printf("# %10s %8s %11s %11s %11s %8s\n", "size", "iters", "time_us", "algbw_GB/s", "lat_us",
+           "vs_raw");
+}
+
+/* Rank 0 prints the whole table once the second pump has run. */
+static void print_table(const struct p2p_run *p)
+{
+    double raw = p->raw[0] > 0 && p->raw[1] > 0 ? (p->raw[0] + p->raw[1]) / 2 : p->raw[0];
+    double worst = 0;
+    print_header(p, raw);
+    for (int i = 0; i < p->nrows; i++) {
+        const struct row *r = &p->rows[i];
+        double bw = (double)r->size / r->per_s / 1e9;
+        char ratio[16] = "-";
+        if (r->size >= RATIO_FROM && raw > 0) {
+            snprintf(ratio, sizeof(ratio), "%.2f", bw / raw);
+            if (worst == 0 || bw / raw < worst)
+                worst = bw / raw;
+        }
+        printf("  %10zu %8d %11.2f %11.3f %11.2f %8s\n", r->size, r->iters, r->per_s * 1e6, bw,
+               r->lat_s * 1e6, ratio);
+    }
+    if (worst > 0)
+        printf("#\n# jaccl / raw at >= 4 MiB: worst %.2f (target >= 0.90): %s\n", worst,
+               worst >= 0.9 ? "met" : "NOT met");
+}
+
+static void one_size(struct p2p_run *p, size_t size)
+{
+    int iters = mp_perf_iters(p->o, size);
+    int lat_iters = iters < 200 ? iters : 200;
+    if (p->o->warmup > 0)
+        stream(p, size, p->o->warmup);
+    double t = stream(p, size, iters);
+    if (mp_rank == 1)
+        mp_value_set(V_BW_TIME, t);
+    double lat = pingpong(p, size, lat_iters);
+    mp_barrier();
+    if (mp_rank == 0 && p->nrows < MAX_ROWS)
+        p->rows[p->nrows++] = (struct row){.size = size,
+                                           .iters = iters,
+                                           .per_s = mp_value_get(1, V_BW_TIME) / iters,
+                                           .lat_s = lat};
+}
+
+static int setup(struct p2p_run *p)
+{
+    const struct mp_perf_opts *o = p->o;
+    if (mp_net_open(&p->net, o->version) != 0 || mp_ring_connect(&p->net, 0, &p->ring) != 0)
+        return -1;
+    size_t per = o->max_bytes * (size_t)o->window;
+    p->bytes = per <= MAX_STAGING ? per : o->max_bytes;
+    p->sbuf = mp_alloc(p->bytes);
+    p->rbuf = mp_alloc(p->bytes);
+    if (!p->sbuf || !p->rbuf)
+        return -1;
+    memset(p->sbuf, 1, p->bytes); /* no first-touch page faults inside the timing */
+    memset(p->rbuf, 2, p->bytes);
+    MP_OK(mp_net_regmr(&p->net, p->ring.scomm, p->sbuf, p->bytes, NCCL_PTR_HOST, &p->smh));
+    MP_OK(mp_net_regmr(&p->net, p->ring.rcomm, p->rbuf, p->bytes, NCCL_PTR_HOST, &p->rmh));
+    return mp_failures() ? -1 : 0;
+}
+
+static void teardown(struct p2p_run *p)
+{
+    mp_barrier();
+    MP_OK(mp_net_deregmr(&p->net, p->ring.scomm, p->smh));
+    MP_OK(mp_net_deregmr(&p->net, p->ring.rcomm, p->rmh));
+    mp_ring_close(&p->net, &p->ring);
+    MP_OK(mp_net_fini(&p->net));
+    mp_free(p->sbuf, p->bytes);
+    mp_free(p->rbuf, p->bytes);
+}
+
+static int p2p_rank(int rank, int nranks, void *arg)
+{
+    struct p2p_run p = {.o = arg};
+    if (setup(&p) != 0)
+        return 1;
+    if (p.o->pump_s > 0)
+        p.raw[0] = mp_pump_tcp(0, 1, p.o->pump_s);
+    for (size_t s = p.o->min_bytes; s <= p.o->max_bytes && mp_failures() == 0;
+         s = s ? s * p.o->factor : 1)
+        one_size(&p, s);
+    if (p.o->pump_s > 0)
+        p.raw[1] = mp_pump_tcp(0, 1, p.o->pump_s);
+    if (rank == 0)
+        print_table(&p);
+    teardown(&p);
+    return 0;
+}
+
+static int mode_p2p(const struct mp_perf_opts *o)
+{
+    struct mp_load load;
+    mp_load_start(&load);
+    int failed = mp_run("p2p bandwidth and latency", 2, 600, p2p_rank, (void *)o);
+    printf("# other processes used %.2f cores during the run (2 = the whole box)\n",
+           mp_load_foreign(&load));
+    return failed;
+}
+
+static const struct {
+    const char *name;
+    int (*run)(const struct mp_perf_opts *o);
+    const char *help;
+} modes[] = {
+        {"p2p", mode_p2p, "point-to-point bandwidth and latency, 2 ranks, vs a raw socket"},
+        /* {"coll", mode_coll, "..."}: collectives, one row each */
+};
+
+int main(int argc, char **argv)
+{
+    struct mp_perf_opts o;
+    for (size_t i = 0; argc > 1 && i < sizeof(modes) / sizeof(modes[0]); i++) {
+        if (strcmp(argv[1], modes[i].name) != 0)
+            continue;
+        if (mp_perf_parse(argc - 1, argv + 1, &o) != 0)
+            return 2;
+        mp_begin("jaccl-perf", modes[i].help);
+        return mp_end(modes[i].run(&o));
+    }
+    mp_perf_usage(argv[0]);
+    for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+        fprintf(stderr, "  mode %-6s %s\n", modes[i].name, modes[i].help);
+    return 2;
+}
