@@ -100,14 +100,6 @@ void jc_frame(const struct jc_geom *g, const struct jc_range *r, size_t f, struc
 
 /* ---- shapes ---- */
 
-#include <stdlib.h>
-static size_t dev_env(const char *n, size_t d) { const char *v = getenv(n); return v ? (size_t)atol(v) : d; }
-#undef JC_MIN_SLICE
-#undef JC_FRAMES_SLICE
-#define JC_MIN_SLICE (dev_env("JACCL_DEV_MIN_SLICE", 32) * 1024)
-#define JC_FRAMES_SLICE dev_env("JACCL_DEV_FRAMES", 1)
-size_t dev_mesh_target(void);
-size_t dev_mesh_target(void) { return dev_env("JACCL_DEV_MESH_FRAMES", 4); }
 void jc_geom_ring_shape(struct jc_geom *g, int wires)
 {
     size_t cb = jc_chunk_max(g);
@@ -118,19 +110,21 @@ void jc_geom_ring_shape(struct jc_geom *g, int wires)
         g->ndirs = 2;
         g->nwires = (int)(nw < (size_t)wires ? (nw ? nw : 1) : (size_t)wires);
     }
+    /* JACCL's size class: the largest frame not above the part (at most 512 KiB). */
     g->frame = jc_frame_class(cb / (size_t)(g->ndirs * g->nwires), JC_FRAMES_SLICE);
 }
 
 void jc_geom_mesh_shape(struct jc_geom *g)
 {
     /* The largest message any rank sends to any peer: the same number on every rank, so that
-     * sender and receiver cut frames at the same offsets. */
+     * sender and receiver cut frames at the same offsets. Up to 64 KiB it goes in one frame;
+     * beyond, frames are the largest class not above it (measured: fewer, larger frames beat
+     * deeper pipelining over TCP, where every frame costs wake-ups on both sides). */
     size_t m = g->kind == JC_ALLREDUCE ? jc_total(g) : jc_chunk_max(g);
-    /* Small messages go in one frame (latency); larger ones are pipelined. */
     size_t f = JC_FRAME_MIN;
     while (f < m && f < 64 * 1024)
         f *= 2;
-    g->frame = m <= 64 * 1024 ? f : jc_frame_class(m, dev_mesh_target());
+    g->frame = m <= 64 * 1024 ? f : jc_frame_class(m, JC_FRAMES_SLICE);
 }
 
 /* ---- ring ---- */

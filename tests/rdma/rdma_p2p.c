@@ -45,8 +45,8 @@ static void rank_env(int rank)
     setenv("NCCL_JACCL_FABRIC", "verbs", 0);
 }
 
-static void flow_init(struct mp_flow *f, const struct mp_net *n, void *comm, int is_send,
-                      char *buf, void *mh, int count)
+static void flow_init(struct mp_flow *f, const struct mp_net *n, void *comm, int is_send, char *buf,
+                      void *mh, int count)
 {
     memset(f, 0, sizeof(*f));
     f->net = n;
@@ -83,8 +83,8 @@ static int run_both(const struct mp_net *n, const struct mp_ring *r, const struc
     MP_CHECK(f[1].bad == 0, "%d receives had a wrong size or wrong bytes", f[1].bad);
     if (rc == 0)
         mp_note("%s: %d messages each way intact in %.1f s", j->mode, count, mp_now() - t0);
-    else if (strcmp(j->mode, "loss") == 0 && f[1].bad == 0 &&
-             mp_now() - t0 < j->timeout_s && (f[0].err != ncclSuccess || f[1].err != ncclSuccess))
+    else if (strcmp(j->mode, "loss") == 0 && f[1].bad == 0 && mp_now() - t0 < j->timeout_s &&
+             (f[0].err != ncclSuccess || f[1].err != ncclSuccess))
         mp_note("loss: failed cleanly after %.1f s (send %s, recv %s), no wrong byte",
                 mp_now() - t0, mp_result_str(f[0].err), mp_result_str(f[1].err));
     else

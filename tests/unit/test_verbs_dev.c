@@ -33,10 +33,10 @@ static void setup_devs(void)
     d->port[0].active_width = 2;  /* 4x */
     d->port[0].active_speed = 32; /* EDR */
     d = fk_add_dev("rxe0", 1);
-    set_gid(&d->gid[0][1], "2001:db8::1");       /* routable IPv6, RoCE v2 */
-    set_gid(&d->gid[0][2], "::ffff:10.9.0.7");   /* IPv4, RoCE v1 */
+    set_gid(&d->gid[0][1], "2001:db8::1");     /* routable IPv6, RoCE v2 */
+    set_gid(&d->gid[0][2], "::ffff:10.9.0.7"); /* IPv4, RoCE v1 */
     d->v2[0][2] = 0;
-    set_gid(&d->gid[0][3], "::ffff:10.9.0.8");   /* IPv4, RoCE v2: the one */
+    set_gid(&d->gid[0][3], "::ffff:10.9.0.8"); /* IPv4, RoCE v2: the one */
     d->v2[0][3] = 1;
     vlib_set(&fk_lib);
 }
@@ -89,7 +89,7 @@ static void test_hca_filter_syntax(void **st)
     assert_string_equal(name_of(1), "rxe0:1");
     assert_int_equal(init_with("^rxe0", NULL), 2);
     assert_string_equal(name_of(1), "mlx5_1:1");
-    assert_int_equal(init_with("mlx5", NULL), 2); /* prefix */
+    assert_int_equal(init_with("mlx5", NULL), 2);  /* prefix */
     assert_int_equal(init_with("=mlx5", NULL), 0); /* exact */
     assert_non_null(strstr(fab_verbs_why_none(), "NCCL_JACCL_HCA"));
     assert_int_equal(init_with("mlx5_0:2", NULL), 0); /* that port is down */
@@ -105,8 +105,8 @@ static void test_properties(void **st)
     i = fab_verbs_ops.dev_info(0);
     assert_int_equal(i->port, 1);
     assert_int_equal(i->guid, 0x1000);
-    assert_int_equal(i->speed_mbps, 10000); /* 1x FDR10 */
-    assert_null(i->pci_path);               /* no such sysfs directory */
+    assert_int_equal(i->speed_mbps, 10000);                          /* 1x FDR10 */
+    assert_null(i->pci_path);                                        /* no such sysfs directory */
     assert_int_equal(fab_verbs_ops.dev_info(1)->speed_mbps, 100000); /* 4x EDR */
     assert_int_equal(fab_verbs_ops.dev_info(1)->guid, 0x1001);
     assert_true(i->max_msg_bytes >= (1u << 30));

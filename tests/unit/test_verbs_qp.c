@@ -34,8 +34,11 @@ static struct fix F;
 
 static int setup_type(const char *qp_type)
 {
-    struct fab_ep_attr attr = {.nlanes = 2, .max_send_wr = 8, .max_recv_wr = 8,
-                               .liveness_ns = 0, .peer_desc = "peer:1"};
+    struct fab_ep_attr attr = {.nlanes = 2,
+                               .max_send_wr = 8,
+                               .max_recv_wr = 8,
+                               .liveness_ns = 0,
+                               .peer_desc = "peer:1"};
 
     fk_reset();
     fk_add_dev("rxe0", 1);

@@ -27,8 +27,8 @@ static struct fab_ep *mk_ep(int nlanes, int qp_type)
     g_dom.dev = &g_vdev;
     g_dom.L = &fk_lib;
     g_dom.epfd = -1;
-    g_mr = (struct fab_mr){.dom = &g_dom, .addr = g_buf, .len = sizeof(g_buf), .lkey = 7,
-                           .rkey = 9};
+    g_mr = (struct fab_mr){
+            .dom = &g_dom, .addr = g_buf, .len = sizeof(g_buf), .lkey = 7, .rkey = 9};
     ep->dom = &g_dom;
     ep->L = &fk_lib;
     assert_int_equal(fab_verbs_cq_create(&g_dom, 64, &ep->cq), 0);

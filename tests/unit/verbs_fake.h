@@ -49,7 +49,7 @@ static int fk_ndev;
 static struct ibv_device *fk_list[FK_MAX_DEVS + 1];
 static struct fk_modify fk_mod[FK_MAX_LOG];
 static int fk_nmod;
-static enum ibv_qp_state fk_fail_state = (enum ibv_qp_state)-1; /* modify_qp to it fails */
+static enum ibv_qp_state fk_fail_state = (enum ibv_qp_state) - 1; /* modify_qp to it fails */
 static struct fk_sent fk_sent[FK_MAX_LOG];
 static int fk_nsent;
 static int fk_nrecv;
@@ -62,7 +62,7 @@ FK_FN void fk_reset(void)
     memset(fk_dev, 0, sizeof(fk_dev));
     memset(fk_list, 0, sizeof(fk_list));
     fk_ndev = fk_nmod = fk_nsent = fk_nrecv = fk_nwc = fk_wc_head = 0;
-    fk_fail_state = (enum ibv_qp_state)-1;
+    fk_fail_state = (enum ibv_qp_state) - 1;
 }
 
 /* A device with `nports` ports, all ACTIVE, 1X FDR10, MTU 1024, RoCE, GID 0 link-local and
@@ -107,9 +107,7 @@ FK_FN struct ibv_device **fk_get_device_list(int *n)
     *n = fk_ndev;
     return fk_list;
 }
-FK_FN void fk_free_device_list(struct ibv_device **l)
-{
-}
+FK_FN void fk_free_device_list(struct ibv_device **l) {}
 FK_FN const char *fk_get_device_name(struct ibv_device *d)
 {
     return ((struct fk_dev *)d)->name;
@@ -199,7 +197,7 @@ static int fk_destroy_comp_channel(struct ibv_comp_channel *ch)
     return 0;
 }
 FK_FN struct ibv_cq *fk_create_cq(struct ibv_context *c, int cqe, void *cq_ctx,
-                                   struct ibv_comp_channel *ch, int vector)
+                                  struct ibv_comp_channel *ch, int vector)
 {
     struct ibv_cq *cq = calloc(1, sizeof(*cq));
 
@@ -218,9 +216,7 @@ static int fk_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void
     errno = EAGAIN;
     return -1;
 }
-FK_FN void fk_ack_cq_events(struct ibv_cq *cq, unsigned int n)
-{
-}
+FK_FN void fk_ack_cq_events(struct ibv_cq *cq, unsigned int n) {}
 FK_FN struct ibv_qp *fk_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 {
     struct ibv_qp *qp = calloc(1, sizeof(*qp));
@@ -316,7 +312,7 @@ static const struct vlib fk_lib __attribute__((unused)) = {
 
 /* Queues a CQE for the next poll. */
 FK_FN void fk_push_wc(uint32_t qpn, enum ibv_wc_opcode op, enum ibv_wc_status st, uint32_t imm,
-                       uint32_t len)
+                      uint32_t len)
 {
     struct ibv_wc *w = &fk_wc[fk_nwc++];
 

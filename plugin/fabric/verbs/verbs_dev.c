@@ -70,14 +70,13 @@ static int dev_fill(struct vb_dev *d, struct ibv_device *ibdev, struct ibv_conte
     snprintf(d->ibname, sizeof(d->ibname), "%s", g_L->get_device_name(ibdev));
     d->port = port;
     d->link_layer = pa->link_layer == IBV_LINK_LAYER_ETHERNET ? IBV_LINK_LAYER_ETHERNET
-                                                                : IBV_LINK_LAYER_INFINIBAND;
+                                                              : IBV_LINK_LAYER_INFINIBAND;
     d->lid = pa->lid;
     d->active_mtu = pa->active_mtu;
     d->soft_roce = da->vendor_id == VB_RXE_VENDOR || strncmp(d->ibname, "rxe", 3) == 0;
-    d->gid_index = vb_gid_choose(g_L, ctx, port, pa->gid_tbl_len,
-                                 d->link_layer == IBV_LINK_LAYER_INFINIBAND && forced < 0 ? 0
-                                                                                          : forced,
-                                 &d->gid);
+    d->gid_index = vb_gid_choose(
+            g_L, ctx, port, pa->gid_tbl_len,
+            d->link_layer == IBV_LINK_LAYER_INFINIBAND && forced < 0 ? 0 : forced, &d->gid);
     if (d->gid_index < 0 && d->link_layer == IBV_LINK_LAYER_ETHERNET) {
         JINFO(NCCL_INIT | NCCL_NET, "verbs fabric: %s:%d has no usable RoCE GID%s, skipped",
               d->ibname, port, forced >= 0 ? " at NCCL_JACCL_GID_INDEX" : "");

@@ -264,7 +264,8 @@ void fab_verbs_ep_close(struct fab_ep *ep)
     if (!ep)
         return;
     dom = ep->dom;
-    JINFO(NCCL_NET, "verbs fabric: closing endpoint to %s: %llu segments sent, %llu resent, "
+    JINFO(NCCL_NET,
+          "verbs fabric: closing endpoint to %s: %llu segments sent, %llu resent, "
           "%llu gap reports, %llu probes (%llu needless)",
           ep->peer, (unsigned long long)ep->stats.segs, (unsigned long long)ep->stats.retx,
           (unsigned long long)ep->stats.naks, (unsigned long long)ep->stats.probes,

@@ -91,8 +91,8 @@ void vb_ep_fail(struct fab_ep *ep, enum fab_wc_status st, const char *fmt, ...)
     /* INFO like the TCP back end: a peer closing is normal at teardown, and the layer above
      * WARNs with this reason when a request fails. The causes nobody above would explain
      * (an error CQE, retransmissions exhausted) WARN where they are found. */
-    JINFO(NCCL_NET, "verbs fabric: endpoint %p failed (%s): %s", (void *)ep,
-          fab_wc_status_str(st), ep->reason);
+    JINFO(NCCL_NET, "verbs fabric: endpoint %p failed (%s): %s", (void *)ep, fab_wc_status_str(st),
+          ep->reason);
     stop_hardware(ep);
     for (int i = 0; i < ep->nlanes; i++)
         flush_lane(ep, &ep->lane[i]);

@@ -27,28 +27,28 @@
 #include "fabric/verbs/verbs_lib.h"
 #include "util/sock.h"
 
-#define VB_MAX_DEVS  32
-#define VB_MAX_MSG   (1u << 30) /* largest caller post */
-#define VB_SEG_WIN   512        /* unacknowledged segments per lane (< half the sequence space) */
-#define VB_CWND_INIT 32         /* segments in flight before the first loss */
-#define VB_CWND_MIN  2
-#define VB_HW_SQ     256             /* send WRs outstanding on one QP */
-#define VB_HW_BYTES  (512u << 10)    /* bytes outstanding on one QP's send queue */
-#define VB_SIGNAL_EVERY 16           /* one send CQE per this many segments, at least */
-#define VB_HW_RQ     (2 * VB_SEG_WIN) /* zero-length receives kept posted per QP */
-#define VB_SEG_PKTS  16   /* UC segment = this many path-MTU packets (1 towards soft-RoCE) */
+#define VB_MAX_DEVS     32
+#define VB_MAX_MSG      (1u << 30) /* largest caller post */
+#define VB_SEG_WIN      512 /* unacknowledged segments per lane (< half the sequence space) */
+#define VB_CWND_INIT    32  /* segments in flight before the first loss */
+#define VB_CWND_MIN     2
+#define VB_HW_SQ        256              /* send WRs outstanding on one QP */
+#define VB_HW_BYTES     (512u << 10)     /* bytes outstanding on one QP's send queue */
+#define VB_SIGNAL_EVERY 16               /* one send CQE per this many segments, at least */
+#define VB_HW_RQ        (2 * VB_SEG_WIN) /* zero-length receives kept posted per QP */
+#define VB_SEG_PKTS     16 /* UC segment = this many path-MTU packets (1 towards soft-RoCE) */
 /* Retransmission timeout: soft-RoCE under emulation stalls for tens of ms now and then, and a
  * spurious probe throws away everything in flight, so the floor is high. */
-#define VB_RTO_INIT  300000000ull
-#define VB_RTO_MIN   100000000ull
-#define VB_RTO_MAX   3000000000ull
+#define VB_RTO_INIT 300000000ull
+#define VB_RTO_MIN  100000000ull
+#define VB_RTO_MAX  3000000000ull
 
 /* ---- immediate data: type:2 | epoch:3 | seq:11 | low 16 bits ----
  * low 16 bits: the caller's immediate on a WRITE_FINAL, VB_SEND_TOO_LONG on a SEND_FINAL. */
 #define VB_SEND_TOO_LONG 1u
 enum vb_seg_type { VB_WRITE_FINAL = 0, VB_WRITE_PART = 1, VB_SEND_FINAL = 2, VB_SEND_PART = 3 };
-#define VB_SEQ_BITS 11
-#define VB_SEQ_MASK ((1u << VB_SEQ_BITS) - 1)
+#define VB_SEQ_BITS   11
+#define VB_SEQ_MASK   ((1u << VB_SEQ_BITS) - 1)
 #define VB_EPOCH_MASK 7u
 
 static inline uint32_t vb_imm_make(enum vb_seg_type t, uint32_t epoch, uint32_t seq, uint32_t lo)
@@ -181,17 +181,17 @@ struct vb_msg { /* a caller's SEND or WRITE_IMM, kept until acknowledged */
     uint32_t last_seq; /* sequence number of that final segment */
 };
 
-struct vb_seg { /* one WRITE_IMM on the wire */
+struct vb_seg {   /* one WRITE_IMM on the wire */
     uint32_t msg; /* absolute message index */
     size_t off;
     uint32_t len;
-    uint8_t type;  /* enum vb_seg_type */
-    uint8_t retx;  /* sent more than once (no RTT sample) */
+    uint8_t type; /* enum vb_seg_type */
+    uint8_t retx; /* sent more than once (no RTT sample) */
     uint64_t tx_ns;
 };
 
-struct vb_tx { /* sender side of a lane (verbs_rel.c) */
-    uint32_t una, snd, nxt;  /* oldest unacked, next to (re)transmit, next new */
+struct vb_tx {              /* sender side of a lane (verbs_rel.c) */
+    uint32_t una, snd, nxt; /* oldest unacked, next to (re)transmit, next new */
     struct vb_seg seg[VB_SEG_WIN];
     uint32_t high;           /* one past the highest sequence number ever posted */
     uint32_t cwnd, cwnd_acc; /* congestion window in segments, additive-increase credit */
@@ -204,7 +204,7 @@ struct vb_tx { /* sender side of a lane (verbs_rel.c) */
     uint64_t last_progress_ns;
     uint64_t srtt_ns, rttvar_ns;
     int backoff;
-    uint32_t msg_cur;  /* message being cut into segments (absolute) */
+    uint32_t msg_cur; /* message being cut into segments (absolute) */
     size_t cur_off;
     uint32_t hwq[VB_HW_SQ]; /* absolute message index of each posted WR, in order */
     uint32_t hw_head, hw_n;
@@ -248,8 +248,8 @@ struct vb_lane {
 
 /* What one end sends the other through ep_local_info (all little-endian on the wire; both
  * ends run the same build). */
-#define VB_INFO_MAGIC 0x4a564231u /* "JVB1" */
-#define VB_INFO_ONE_PACKET 1u     /* send me single-packet UC segments only */
+#define VB_INFO_MAGIC      0x4a564231u /* "JVB1" */
+#define VB_INFO_ONE_PACKET 1u          /* send me single-packet UC segments only */
 struct vb_info {
     uint32_t magic;
     uint8_t qp_type; /* IBV_QPT_UC or IBV_QPT_RC */
@@ -257,7 +257,7 @@ struct vb_info {
     uint8_t link_layer;
     uint8_t mtu;
     uint16_t lid;
-    uint16_t flags; /* VB_INFO_* */
+    uint16_t flags;    /* VB_INFO_* */
     uint32_t max_recv; /* RECVs it may have posted per lane */
     uint8_t gid[16];
     struct {
@@ -297,7 +297,7 @@ struct fab_ep {
     int mtu;
     struct {
         uint64_t segs, retx, naks, probes, spurious;
-    } stats; /* logged at close */
+    } stats;             /* logged at close */
     struct fab_ep *next; /* dom->eps */
     struct vb_lane lane[];
 };
@@ -330,8 +330,8 @@ const char *vb_info_check(const struct fab_ep *ep, const struct vb_info *peer, s
 /* verbs_post.c */
 int fab_verbs_post_recv(struct fab_ep *ep, int lane, void *buf, size_t cap, struct fab_mr *mr,
                         uint64_t wr_id);
-int fab_verbs_post_send(struct fab_ep *ep, int lane, const void *buf, size_t len,
-                        struct fab_mr *mr, uint64_t wr_id);
+int fab_verbs_post_send(struct fab_ep *ep, int lane, const void *buf, size_t len, struct fab_mr *mr,
+                        uint64_t wr_id);
 int fab_verbs_post_write_imm(struct fab_ep *ep, int lane, const void *buf, size_t len,
                              struct fab_mr *mr, struct fab_remote_buf dst, uint32_t imm,
                              uint64_t wr_id);
@@ -366,8 +366,7 @@ enum vb_frame_type {
     VB_F_HB,
     VB_F_RECV, /* seq = capacity, addr, rkey of the lane's next RECV */
 };
-void vb_side_send(struct fab_ep *ep, enum vb_frame_type t, int lane, uint32_t epoch,
-                  uint32_t seq);
+void vb_side_send(struct fab_ep *ep, enum vb_frame_type t, int lane, uint32_t epoch, uint32_t seq);
 void vb_side_send_recv(struct fab_ep *ep, int lane, uint64_t addr, uint32_t rkey, uint32_t cap);
 /* Writes what the socket takes; fails the endpoint on a socket error. */
 void vb_side_flush(struct fab_ep *ep);
@@ -382,7 +381,7 @@ void vb_ep_drain(struct fab_ep *ep, uint64_t now);
 /* verbs_thread.c */
 int vb_thread_start(struct fab_domain *dom);
 void vb_thread_stop(struct fab_domain *dom);
-void vb_thread_watch(struct fab_domain *dom, struct fab_ep *ep);  /* caller holds ep->mu */
+void vb_thread_watch(struct fab_domain *dom, struct fab_ep *ep); /* caller holds ep->mu */
 void vb_thread_wake(struct fab_domain *dom);
 
 /* verbs_dev.c */

@@ -88,13 +88,13 @@ static int vl_req_notify_cq(struct ibv_cq *cq, int solicited_only)
     return ibv_req_notify_cq(cq, solicited_only);
 }
 
-#define VL_SYM(field, name)                                  \
-    do {                                                     \
-        *(void **)&g_real.field = dlsym(h, name);            \
-        if (!g_real.field) {                                 \
-            g_why = "libibverbs.so.1 lacks symbol " name;    \
-            return -1;                                       \
-        }                                                    \
+#define VL_SYM(field, name)                               \
+    do {                                                  \
+        *(void **)&g_real.field = dlsym(h, name);         \
+        if (!g_real.field) {                              \
+            g_why = "libibverbs.so.1 lacks symbol " name; \
+            return -1;                                    \
+        }                                                 \
     } while (0)
 
 static int vl_resolve(void *h)

@@ -90,8 +90,8 @@ static int check_post(struct fab_ep *ep, int lane, const void *buf, size_t len,
     return vb_mr_check(ep->dom, mr, buf, len);
 }
 
-int fab_verbs_post_send(struct fab_ep *ep, int lane, const void *buf, size_t len,
-                        struct fab_mr *mr, uint64_t wr_id)
+int fab_verbs_post_send(struct fab_ep *ep, int lane, const void *buf, size_t len, struct fab_mr *mr,
+                        uint64_t wr_id)
 {
     struct vb_msg m = {.wr_id = wr_id, .is_send = 1, .buf = buf, .len = len};
     int rc = check_post(ep, lane, buf, len, mr);
@@ -106,8 +106,12 @@ int fab_verbs_post_write_imm(struct fab_ep *ep, int lane, const void *buf, size_
                              struct fab_mr *mr, struct fab_remote_buf dst, uint32_t imm,
                              uint64_t wr_id)
 {
-    struct vb_msg m = {.wr_id = wr_id, .buf = buf, .len = len, .raddr = dst.addr,
-                       .rkey = (uint32_t)dst.rkey, .imm = (uint16_t)imm};
+    struct vb_msg m = {.wr_id = wr_id,
+                       .buf = buf,
+                       .len = len,
+                       .raddr = dst.addr,
+                       .rkey = (uint32_t)dst.rkey,
+                       .imm = (uint16_t)imm};
     int rc = check_post(ep, lane, buf, len, mr);
 
     if (rc != 0)

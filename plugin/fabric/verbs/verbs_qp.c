@@ -8,9 +8,9 @@
 #include "fabric/verbs/verbs_int.h"
 #include "util/log.h"
 
-#define VB_RC_TIMEOUT  16 /* 4.096 us * 2^16 = 268 ms: slow soft-RoCE peers ack late */
-#define VB_RNR_TIMER   12
-#define VB_HOP_LIMIT   255
+#define VB_RC_TIMEOUT 16 /* 4.096 us * 2^16 = 268 ms: slow soft-RoCE peers ack late */
+#define VB_RNR_TIMER  12
+#define VB_HOP_LIMIT  255
 
 int vb_qp_create(struct fab_ep *ep, struct vb_lane *l)
 {
@@ -27,8 +27,7 @@ int vb_qp_create(struct fab_ep *ep, struct vb_lane *l)
     l->qp = ep->L->create_qp(ep->dom->pd, &a);
     if (!l->qp) {
         JWARN("verbs fabric: creating a %s queue pair on %s failed: %s",
-              ep->qp_type == IBV_QPT_RC ? "RC" : "UC", ep->dom->dev->info.name,
-              strerror(errno));
+              ep->qp_type == IBV_QPT_RC ? "RC" : "UC", ep->dom->dev->info.name, strerror(errno));
         return -ENOMEM;
     }
     return 0;
@@ -60,8 +59,7 @@ int vb_qp_init(struct fab_ep *ep, struct vb_lane *l)
     a.port_num = (uint8_t)ep->dom->dev->port;
     a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
     return qp_modify(ep, l, &a,
-                     IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
-                     "INIT");
+                     IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, "INIT");
 }
 
 /* RoCE always routes by GID; IB by LID, with a GRH only across subnets. */

@@ -2,10 +2,11 @@
  * the endpoint fails" lanes (it runs unchanged on RC, where it simply never sees a loss).
  *
  * Sender: each caller post becomes one or more segments (WRITE_IMMs of at most seg_size bytes,
- * into the caller's remote buffer or, for a SEND, into the RECV it consumes), numbered per lane. The immediate carries the segment's
- * type, the sender's current epoch and the low bits of its sequence number. Segments stay in
- * the window until the receiver acknowledges them (cumulative ACK on the side channel); only then,
- * and once the hardware has finished reading the buffer, does the caller get its completion.
+ * into the caller's remote buffer or, for a SEND, into the RECV it consumes), numbered per lane.
+ * The immediate carries the segment's type, the sender's current epoch and the low bits of its
+ * sequence number. Segments stay in the window until the receiver acknowledges them (cumulative ACK
+ * on the side channel); only then, and once the hardware has finished reading the buffer, does the
+ * caller get its completion.
  *
  * Receiver: delivers a segment only if it is the next expected one; anything else is dropped,
  * and a gap (a later segment arrived first) is reported once per epoch with a NAK carrying the
@@ -201,8 +202,8 @@ static int tx_post(struct fab_ep *ep, struct vb_lane *l, uint32_t first, int n,
     }
     rc = ep->L->post_send(l->qp, wr, &bad);
     if (rc != 0) {
-        vb_ep_fail(ep, FAB_WC_LOCAL_ERR, "posting to QP %u (lane %d) failed: %s",
-                   l->qp->qp_num, l->idx, strerror(rc > 0 ? rc : errno));
+        vb_ep_fail(ep, FAB_WC_LOCAL_ERR, "posting to QP %u (lane %d) failed: %s", l->qp->qp_num,
+                   l->idx, strerror(rc > 0 ? rc : errno));
         return -1;
     }
     for (int i = 0; i < n; i++)
@@ -304,8 +305,11 @@ void vb_tx_complete(struct fab_ep *ep, struct vb_lane *l)
 {
     while (l->mq_head != l->tx.msg_cur) {
         struct vb_msg *m = msg_at(l, l->mq_head);
-        struct fab_wc wc = {.wr_id = m->wr_id, .ep = ep, .status = FAB_WC_OK,
-                            .len = (uint32_t)m->len, .lane = l->idx};
+        struct fab_wc wc = {.wr_id = m->wr_id,
+                            .ep = ep,
+                            .status = FAB_WC_OK,
+                            .len = (uint32_t)m->len,
+                            .lane = l->idx};
 
         if (!m->all_segs || sdiff(l->tx.una, m->last_seq) <= 0 || m->hw_refs > 0)
             break;
@@ -348,8 +352,8 @@ static void tx_rewind(struct fab_ep *ep, struct vb_lane *l, uint32_t e, uint64_t
     tx->cwnd = tx->ssthresh;
     tx->cwnd_acc = 0;
     tx->snd = e;
-    JTRACE(NCCL_NET, "verbs fabric: peer %s lane %d: retransmitting from seq %u (try %d)",
-           ep->peer, l->idx, e, tx->retries);
+    JTRACE(NCCL_NET, "verbs fabric: peer %s lane %d: retransmitting from seq %u (try %d)", ep->peer,
+           l->idx, e, tx->retries);
     vb_tx_pump(ep, l, now);
 }
 
@@ -410,8 +414,8 @@ uint64_t vb_tx_timer(struct fab_ep *ep, struct vb_lane *l, uint64_t now)
     ep->stats.probes++;
     if (tx->backoff < 6)
         tx->backoff++;
-    JTRACE(NCCL_NET, "verbs fabric: peer %s lane %d: no ack for seq %u, probing", ep->peer,
-           l->idx, tx->una);
+    JTRACE(NCCL_NET, "verbs fabric: peer %s lane %d: no ack for seq %u, probing", ep->peer, l->idx,
+           tx->una);
     vb_side_send(ep, VB_F_PROBE, l->idx, tx->epoch, tx->snd);
     return UINT64_MAX;
 }

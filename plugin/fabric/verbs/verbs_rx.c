@@ -25,8 +25,13 @@ static int rq_pop(struct vb_lane *l, struct vb_rwr *out)
 static void rx_push(struct fab_ep *ep, struct vb_lane *l, uint64_t wr_id, enum fab_wc_op op,
                     uint64_t len, uint32_t imm)
 {
-    struct fab_wc wc = {.wr_id = wr_id, .ep = ep, .op = op, .status = FAB_WC_OK,
-                        .len = (uint32_t)len, .imm = imm, .lane = l->idx};
+    struct fab_wc wc = {.wr_id = wr_id,
+                        .ep = ep,
+                        .op = op,
+                        .status = FAB_WC_OK,
+                        .len = (uint32_t)len,
+                        .imm = imm,
+                        .lane = l->idx};
 
     vb_cq_push(ep->cq, &wc);
 }

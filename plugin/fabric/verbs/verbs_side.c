@@ -47,8 +47,7 @@ static void side_put(struct fab_ep *ep, enum vb_frame_type t, int lane, uint32_t
     s->out_n += VB_FRAME;
 }
 
-void vb_side_send(struct fab_ep *ep, enum vb_frame_type t, int lane, uint32_t epoch,
-                  uint32_t seq)
+void vb_side_send(struct fab_ep *ep, enum vb_frame_type t, int lane, uint32_t epoch, uint32_t seq)
 {
     side_put(ep, t, lane, epoch, seq, 0, 0);
 }

@@ -33,8 +33,8 @@ void vb_thread_watch(struct fab_domain *dom, struct fab_ep *ep)
 
     if (ep->side.out_n)
         ev.events |= EPOLLOUT;
-    if (epoll_ctl(dom->epfd, ep->side.want_out >= 0 ? EPOLL_CTL_MOD : EPOLL_CTL_ADD,
-                  ep->side.fd, &ev) == 0)
+    if (epoll_ctl(dom->epfd, ep->side.want_out >= 0 ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, ep->side.fd,
+                  &ev) == 0)
         ep->side.want_out = ep->side.out_n ? 1 : 0;
 }
 

@@ -23,8 +23,8 @@ static void wc_error(struct fab_ep *ep, struct vb_lane *l, const struct ibv_wc *
 {
     JWARN("verbs fabric: peer %s, device %s, lane %d (QP %u): completion error %s (status %d, "
           "opcode %d, vendor error 0x%x)",
-          ep->peer, ep->dom->dev->info.name, l->idx, wc->qp_num,
-          ep->L->wc_status_str(wc->status), (int)wc->status, (int)wc->opcode, wc->vendor_err);
+          ep->peer, ep->dom->dev->info.name, l->idx, wc->qp_num, ep->L->wc_status_str(wc->status),
+          (int)wc->status, (int)wc->opcode, wc->vendor_err);
     vb_ep_fail(ep, vb_wc_status(wc->status),
                "completion error on lane %d (QP %u): %s (status %d, opcode %d, vendor error "
                "0x%x)",
