@@ -9,6 +9,8 @@
  * all-reduce, a scratch buffer for reduce-scatter) with the fused out = in OP recv kernel, which
  * frees the slot at once: a slot is never held while waiting for a peer, so the ring cannot
  * deadlock on its buffers. Frames of the all-gather phase land directly in the output. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "algo/algo.h"
@@ -184,6 +186,10 @@ static int lane_send(struct jc_run *run, struct jc_xport *x, struct jc_rlane *l,
         struct jc_range fr;
         const struct jc_buf *b = send_src(run, l->sc.t);
         cur_frame(g, l, 0, &l->sc, &fr);
+        if (l->sc.t > 0 && !(l->qc.t > l->sc.t - 1 || (l->qc.t == l->sc.t - 1 && l->qc.f > l->sc.f))) {
+            fprintf(stderr, "GATE BUG: send (%d,%zu) k=%u n0=%u proc=%u qc=(%d,%zu)\n", l->sc.t, l->sc.f, l->sent, l->n0, l->proc, l->qc.t, l->qc.f);
+            abort();
+        }
         if (jc_x_send(x, l->speer, l->lane, jc_at(b, fr.lo), fr.len, b->mr) != 0)
             return -1;
         l->sent++;

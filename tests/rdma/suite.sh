@@ -15,6 +15,9 @@ BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$PWD/$BUILD ;; esac
 export LD_LIBRARY_PATH=$BUILD
 export NCCL_JACCL_FABRIC=verbs
+# The shared suites default to a 3 s liveness deadline; two emulated CPUs running two ranks,
+# their progress threads and the soft-RoCE kernel work stall longer than that now and then.
+export NCCL_JACCL_TIMEOUT=${NCCL_JACCL_TIMEOUT:-10}
 export JACCL_TEST_RANK_ENV_0="NCCL_JACCL_HCA==rxe0" JACCL_TEST_RANK_ENV_1="NCCL_JACCL_HCA==rxe1"
 STEP_TMO=${RDMA_STEP_TIMEOUT:-420}
 pass=0

@@ -287,6 +287,7 @@ struct fab_ep {
     int retry_cnt;
     uint32_t seg_size;
     struct ibv_cq *hcq;
+    int drain_more; /* the last drain stopped with CQEs left */
     pthread_mutex_t mu;
     atomic_int status;
     int flushed;

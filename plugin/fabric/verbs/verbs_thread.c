@@ -52,17 +52,21 @@ static uint64_t ep_service(struct fab_domain *dom, struct fab_ep *ep, int cq_ev,
     uint64_t next = UINT64_MAX;
 
     pthread_mutex_lock(&ep->mu);
-    if (cq_ev && atomic_load(&ep->status) == FAB_WC_OK) {
-        dom->L->req_notify_cq(ep->hcq, 0);
+    if ((cq_ev || ep->drain_more) && atomic_load(&ep->status) == FAB_WC_OK) {
+        if (cq_ev)
+            dom->L->req_notify_cq(ep->hcq, 0);
         vb_ep_drain(ep, now);
+        if (ep->drain_more)
+            next = now; /* come back at once */
     }
     if (ep->connected && atomic_load(&ep->status) == FAB_WC_OK) {
         if (sock_ev)
             vb_side_read(ep, now);
-        next = vb_side_timer(ep, now);
-        for (int i = 0; i < ep->nlanes; i++) {
-            uint64_t t = vb_tx_timer(ep, &ep->lane[i], now);
+        uint64_t t = vb_side_timer(ep, now);
 
+        next = t < next ? t : next;
+        for (int i = 0; i < ep->nlanes; i++) {
+            t = vb_tx_timer(ep, &ep->lane[i], now);
             next = t < next ? t : next;
         }
         vb_side_flush(ep);

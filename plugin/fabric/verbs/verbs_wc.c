@@ -10,6 +10,7 @@
 #include "util/log.h"
 
 #define VB_POLL_BATCH 32
+#define VB_DRAIN_MAX  512
 
 static struct vb_lane *lane_of(struct fab_ep *ep, uint32_t qpn)
 {
@@ -32,7 +33,7 @@ static void wc_error(struct fab_ep *ep, struct vb_lane *l, const struct ibv_wc *
                (int)wc->opcode, wc->vendor_err);
 }
 
-static void wc_one(struct fab_ep *ep, const struct ibv_wc *wc)
+static void wc_one(struct fab_ep *ep, const struct ibv_wc *wc, uint64_t now)
 {
     struct vb_lane *l = lane_of(ep, wc->qp_num);
 
@@ -44,6 +45,7 @@ static void wc_one(struct fab_ep *ep, const struct ibv_wc *wc)
     }
     if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM && (wc->wc_flags & IBV_WC_WITH_IMM)) {
         l->rx.reposts++;
+        ep->last_rx_ns = now; /* data from the peer proves it alive as well as a heartbeat */
         vb_rx_segment(ep, l, ntohl(wc->imm_data), wc->byte_len);
     } else if (wc->opcode & IBV_WC_RECV) {
         vb_ep_fail(ep, FAB_WC_LOCAL_ERR, "sent a message without immediate data (lane %d, QP %u)",
@@ -73,14 +75,19 @@ static void lane_after_drain(struct fab_ep *ep, struct vb_lane *l, uint64_t now)
     vb_tx_pump(ep, l, now);
 }
 
+/* At most VB_DRAIN_MAX CQEs per call, so that one busy endpoint cannot starve the others of
+ * the thread (their heartbeats and ACKs); ep->drain_more asks the thread to come back. */
 void vb_ep_drain(struct fab_ep *ep, uint64_t now)
 {
     struct ibv_wc wc[VB_POLL_BATCH];
-    int n;
+    int n = 0, total = 0;
 
-    while ((n = ep->L->poll_cq(ep->hcq, VB_POLL_BATCH, wc)) > 0)
+    while (total < VB_DRAIN_MAX && (n = ep->L->poll_cq(ep->hcq, VB_POLL_BATCH, wc)) > 0) {
         for (int i = 0; i < n; i++)
-            wc_one(ep, &wc[i]);
+            wc_one(ep, &wc[i], now);
+        total += n;
+    }
+    ep->drain_more = total >= VB_DRAIN_MAX;
     if (n < 0)
         vb_ep_fail(ep, FAB_WC_LOCAL_ERR, "polling the completion queue failed (%d)", n);
     for (int i = 0; i < ep->nlanes && atomic_load(&ep->status) == FAB_WC_OK; i++)

@@ -1,0 +1,77 @@
+#!/bin/sh
+# CollNet benchmarks beside their anchors, in one run: for each rank count, jaccl-coll-perf
+# (all-reduce, reduce-scatter, all-gather through the plugin's ABI), Open MPI over TCP on
+# loopback (tools/mpi/mpi-coll.c, built here with mpicc) and the plain socket ring exchange
+# ceiling (jaccl-coll-perf ceiling). Prints each tool's table, then one markdown table per rank
+# count with busbw and the ratios jaccl / ceiling and jaccl / Open MPI.
+#
+#   BUILD=build tools/coll-perf.sh                       2 and 4 ranks, 4 KiB .. 256 MiB
+#   RANKS="2" BUILD=build tools/coll-perf.sh -e 64M      extra options go to both benchmarks
+#
+# Targets (docs/performance.md): all-reduce busbw >= 0.9 x ceiling from 1 MiB up, and
+# >= 1.25 x Open MPI from 16 MiB up. The foreign-load line of each jaccl run says whether the
+# box was quiet; compare numbers from the same run only.
+set -u
+
+BUILD=${BUILD:-build}
+RANKS=${RANKS:-2 4}
+OPS=${OPS:-allreduce reducescatter allgather}
+LD_LIBRARY_PATH=$BUILD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+NCCL_JACCL_SOCKET_IFNAME=${NCCL_JACCL_SOCKET_IFNAME:-lo}
+export LD_LIBRARY_PATH NCCL_JACCL_SOCKET_IFNAME
+SWEEP="-b 4K -e 256M -f 4"
+[ $# -gt 0 ] && SWEEP="$SWEEP $*"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+have_mpi=0
+if command -v mpicc >/dev/null && command -v mpirun >/dev/null &&
+    mpicc -O2 -o "$BUILD/mpi-coll" tools/mpi/mpi-coll.c; then
+    have_mpi=1
+else
+    echo "# Open MPI (mpicc/mpirun from openmpi-bin) not available: MPI columns left empty"
+fi
+MPIRUN="mpirun --allow-run-as-root --oversubscribe --bind-to none --mca pml ob1 \
+        --mca btl tcp,self --mca btl_tcp_if_include lo"
+
+rows() { grep -E '^ +[0-9]' "$1"; }
+
+# size busbw, one per line, from a table file (column 3 for the ceiling, 7 otherwise)
+col() { rows "$1" | awk -v c="$2" '{ print $1, $c }'; }
+
+report() { # n op jaccl mpi ceiling
+    echo
+    echo "| $2, n=$1 | jaccl busbw | Open MPI busbw | ceiling GB/s | jaccl/ceiling | jaccl/MPI | #wrong |"
+    echo "|---:|---:|---:|---:|---:|---:|---:|"
+    col "$5" 3 >"$tmp/c"
+    col "$4" 7 >"$tmp/m"
+    rows "$3" | awk -v cf="$tmp/c" -v mf="$tmp/m" '
+        BEGIN { while ((getline l < cf) > 0) { split(l, a, " "); c[a[1]] = a[2] }
+                while ((getline l < mf) > 0) { split(l, a, " "); m[a[1]] = a[2] } }
+        function human(b) { return b >= 1048576 ? b / 1048576 " MiB" : b / 1024 " KiB" }
+        function ratio(x, y) { return y > 0 ? sprintf("%.2f", x / y) : "-" }
+        { printf "| %s | %.2f | %s | %s | %s | %s | %d |\n", human($1), $7,
+                 ($1 in m) ? m[$1] : "-", ($1 in c) ? c[$1] : "-",
+                 ratio($7, c[$1]), ratio($7, m[$1]), $8 }'
+}
+
+status=0
+for n in $RANKS; do
+    echo "### $n ranks"
+    "$BUILD/jaccl-coll-perf" ceiling -N "$n" $SWEEP | tee "$tmp/ceil.$n" || status=1
+    for op in $OPS; do
+        "$BUILD/jaccl-coll-perf" "$op" -N "$n" $SWEEP | tee "$tmp/j.$n.$op" || status=1
+        : >"$tmp/m.$n.$op"
+        if [ $have_mpi = 1 ]; then
+            $MPIRUN -np "$n" "$BUILD/mpi-coll" "$op" $SWEEP 2>/dev/null | tee "$tmp/m.$n.$op"
+        fi
+    done
+done
+echo
+echo "## Summary (busbw GB/s; ratios from the same run)"
+for n in $RANKS; do
+    for op in $OPS; do
+        report "$n" "$op" "$tmp/j.$n.$op" "$tmp/m.$n.$op" "$tmp/ceil.$n"
+    done
+done
+exit $status
