@@ -119,8 +119,7 @@ static ncclResult_t issue(struct bench *b, size_t pr, void **req)
 {
     size_t P = (size_t)b->o->nranks, bpr = pr * 4;
     if (b->o->kind == 0)
-        return cn_allreduce(&b->n, b->s.p, b->r.p, pr, ncclFloat32, ncclSum, b->s.mh, b->r.mh,
-                            req);
+        return cn_allreduce(&b->n, b->s.p, b->r.p, pr, ncclFloat32, ncclSum, b->s.mh, b->r.mh, req);
     if (b->o->kind == 1)
         return cn_reducescatter(&b->n, b->s.p, bpr * P, b->s.mh, b->r.p, bpr, 0, bpr * P,
                                 ncclFloat32, ncclSum, b->r.mh, req);
@@ -154,8 +153,8 @@ static void print_row(const struct opts *o, size_t size, double t, long wrong)
     static const char *const op[] = {"sum", "sum", "none"};
     double n = o->nranks, algbw = (double)size / t / 1e9;
     double busbw = algbw * (o->kind == 0 ? 2 * (n - 1) / n : (n - 1) / n);
-    printf("%12zu %12zu %8s %6s %10.1f %7.2f %7.2f %6ld\n", size, size / 4, "float",
-           op[o->kind], t * 1e6, algbw, busbw, wrong);
+    printf("%12zu %12zu %8s %6s %10.1f %7.2f %7.2f %6ld\n", size, size / 4, "float", op[o->kind],
+           t * 1e6, algbw, busbw, wrong);
     fflush(stdout);
 }
 
@@ -316,8 +315,14 @@ static size_t size_arg(const char *s)
 static int parse(int argc, char **argv, struct opts *o)
 {
     static const char *const modes[] = {"allreduce", "reducescatter", "allgather", "ceiling"};
-    *o = (struct opts){.kind = -1, .nranks = 2, .warmup = 3, .window = 16, .version = 11,
-                       .min_bytes = 4096, .max_bytes = 256u << 20, .factor = 4};
+    *o = (struct opts){.kind = -1,
+                       .nranks = 2,
+                       .warmup = 3,
+                       .window = 16,
+                       .version = 11,
+                       .min_bytes = 4096,
+                       .max_bytes = 256u << 20,
+                       .factor = 4};
     for (int i = 0; argc > 1 && i < 4; i++)
         if (strcmp(argv[1], modes[i]) == 0)
             o->kind = i;
@@ -325,17 +330,38 @@ static int parse(int argc, char **argv, struct opts *o)
     optind = 2;
     while ((c = getopt(argc, argv, "N:b:e:f:n:w:W:a:r:V:")) != -1) {
         switch (c) {
-        case 'N': o->nranks = atoi(optarg); break;
-        case 'b': o->min_bytes = size_arg(optarg); break;
-        case 'e': o->max_bytes = size_arg(optarg); break;
-        case 'f': o->factor = size_arg(optarg); break;
-        case 'n': o->iters = atoi(optarg); break;
-        case 'w': o->warmup = atoi(optarg); break;
-        case 'W': o->window = atoi(optarg); break;
-        case 'a': o->algo = optarg; break;
-        case 'r': o->wires = atoi(optarg); break;
-        case 'V': o->version = atoi(optarg); break;
-        default: return -1;
+        case 'N':
+            o->nranks = atoi(optarg);
+            break;
+        case 'b':
+            o->min_bytes = size_arg(optarg);
+            break;
+        case 'e':
+            o->max_bytes = size_arg(optarg);
+            break;
+        case 'f':
+            o->factor = size_arg(optarg);
+            break;
+        case 'n':
+            o->iters = atoi(optarg);
+            break;
+        case 'w':
+            o->warmup = atoi(optarg);
+            break;
+        case 'W':
+            o->window = atoi(optarg);
+            break;
+        case 'a':
+            o->algo = optarg;
+            break;
+        case 'r':
+            o->wires = atoi(optarg);
+            break;
+        case 'V':
+            o->version = atoi(optarg);
+            break;
+        default:
+            return -1;
         }
     }
     return o->kind < 0 || o->nranks < 1 || o->nranks > MP_MAX_RANKS || o->factor < 2 ||

@@ -64,6 +64,10 @@ uint32_t jc_x_posted(struct jc_xport *x, int peer, int lane);
 uint32_t jc_x_landed(struct jc_xport *x, int peer, int lane);
 /* Staging slot i (< JC_SLOTS, JC_FRAME_MAX bytes) of the stream from (peer, lane). */
 char *jc_x_slot(struct jc_xport *x, int peer, int lane, int i, struct fab_mr **mr);
+/* Takes a free slot of that stream (-1: none free) / gives it back. Slots belong to the stream,
+ * not to an operation: the next operation may post into them while this one finishes. */
+int jc_x_slot_take(struct jc_xport *x, int peer, int lane);
+void jc_x_slot_give(struct jc_xport *x, int peer, int lane, int i);
 /* One JC_FRAME_MAX buffer for the local contribution (mesh, in place). */
 char *jc_x_own(struct jc_xport *x);
 /* Registered scratch of at least len bytes, kept across operations; NULL if out of memory. */
@@ -81,7 +85,6 @@ struct jc_rlane { /* one (direction, wire) of the ring */
     uint32_t nsend, nrecv, n0;   /* frames to send, to receive, sent at step 0 */
     uint32_t sent, posted, proc; /* relative progress */
     struct jc_cur sc, pc, qc;    /* next frame to send, to post, to process */
-    uint8_t busy;                /* staging slots in use, one bit each */
     int8_t slot_of[JC_POST_MAX]; /* receive j -> slot, at j % JC_POST_MAX (-1: direct) */
 };
 
@@ -93,6 +96,7 @@ struct jc_ring_run {
 
 struct jc_mpeer {
     uint32_t sbase, rbase, nsend, nrecv, sent, posted;
+    int8_t slot_of[JC_POST_MAX]; /* frame f -> staging slot, at f % JC_POST_MAX */
 };
 
 struct jc_mesh_run {
@@ -124,12 +128,26 @@ const char *jc_algo_name(enum jc_algo a);
 const char *jc_kind_name(enum jc_kind k);
 uint32_t jc_op_sig(const struct jc_op *op);
 
-/* 1 done, 0 in progress (more completions needed), < 0 failed. *progress says whether the call
- * did anything, so the caller knows when to sleep. */
-int jc_ring_start(struct jc_run *run, struct jc_xport *x);
-int jc_ring_advance(struct jc_run *run, struct jc_xport *x, int *progress);
-int jc_mesh_start(struct jc_run *run, struct jc_xport *x);
-int jc_mesh_advance(struct jc_run *run, struct jc_xport *x, int *progress);
+/* An algorithm in five steps, so that the next queued operation can post its receives (and
+ * send their credits) while the current one finishes:
+ *   start       posting state only: no side effect on the caller's buffers, no sends;
+ *   post        posts receives as credits allow (all an operation does before it is armed);
+ *   posted_all  1 once every receive of the operation is posted;
+ *   arm         when it becomes the running operation: sends, scratch, local copies;
+ *   advance     1 done, 0 in progress (more completions needed), < 0 failed.
+ * *progress says whether a call did anything, so the caller knows when to sleep. Calls that
+ * return int return < 0 on failure (the comm is then broken). */
+struct jc_algo_ops {
+    int (*start)(struct jc_run *run, struct jc_xport *x);
+    int (*post)(struct jc_run *run, struct jc_xport *x, int *progress);
+    int (*posted_all)(const struct jc_run *run);
+    int (*arm)(struct jc_run *run, struct jc_xport *x);
+    int (*advance)(struct jc_run *run, struct jc_xport *x, int *progress);
+};
+extern const struct jc_algo_ops jc_ring_ops, jc_mesh_ops;
+/* NULL for the local copy. */
+const struct jc_algo_ops *jc_algo_ops_of(enum jc_algo a);
+
 /* One rank: a copy. */
 int jc_local_run(const struct jc_op *op);
 /* All-gather: the local chunk into the output, unless it is already there. */

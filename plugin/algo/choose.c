@@ -55,3 +55,8 @@ uint32_t jc_op_sig(const struct jc_op *op)
     h = mix(h, (uint64_t)g->ndirs | (uint64_t)g->nwires << 8 | (uint64_t)g->frame << 16);
     return h;
 }
+
+const struct jc_algo_ops *jc_algo_ops_of(enum jc_algo a)
+{
+    return a == JC_ALGO_RING ? &jc_ring_ops : a == JC_ALGO_MESH ? &jc_mesh_ops : NULL;
+}

@@ -20,16 +20,30 @@ static size_t max_sz(size_t a, size_t b)
 
 void jc_geom_allreduce(struct jc_geom *g, int nranks, int rank, size_t count, size_t esz)
 {
-    *g = (struct jc_geom){.kind = JC_ALLREDUCE, .nranks = nranks, .rank = rank, .esz = esz,
-                          .count = count, .wb = count * esz, .ndirs = 1, .nwires = 1,
+    *g = (struct jc_geom){.kind = JC_ALLREDUCE,
+                          .nranks = nranks,
+                          .rank = rank,
+                          .esz = esz,
+                          .count = count,
+                          .wb = count * esz,
+                          .ndirs = 1,
+                          .nwires = 1,
                           .frame = JC_FRAME_MIN};
 }
 
 void jc_geom_window(struct jc_geom *g, enum jc_kind kind, int nranks, int rank, size_t esz,
                     size_t bpr, size_t wo, size_t wb)
 {
-    *g = (struct jc_geom){.kind = kind, .nranks = nranks, .rank = rank, .esz = esz, .bpr = bpr,
-                          .wo = wo, .wb = wb, .ndirs = 1, .nwires = 1, .frame = JC_FRAME_MIN};
+    *g = (struct jc_geom){.kind = kind,
+                          .nranks = nranks,
+                          .rank = rank,
+                          .esz = esz,
+                          .bpr = bpr,
+                          .wo = wo,
+                          .wb = wb,
+                          .ndirs = 1,
+                          .nwires = 1,
+                          .frame = JC_FRAME_MIN};
 }
 
 size_t jc_total(const struct jc_geom *g)

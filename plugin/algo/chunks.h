@@ -37,10 +37,10 @@ struct jc_range {
 struct jc_geom {
     enum jc_kind kind;
     int nranks, rank;
-    size_t esz;   /* element size; 1 for all-gather */
-    size_t count; /* all-reduce: elements */
-    size_t bpr;   /* reduce-scatter / all-gather: bytes per rank */
-    size_t wo, wb; /* window: offset and length in the logical space */
+    size_t esz;        /* element size; 1 for all-gather */
+    size_t count;      /* all-reduce: elements */
+    size_t bpr;        /* reduce-scatter / all-gather: bytes per rank */
+    size_t wo, wb;     /* window: offset and length in the logical space */
     int ndirs, nwires; /* ring parts in use (1..2, 1..JC_MAX_WIRES) */
     size_t frame;      /* bytes per frame, a multiple of esz */
 };

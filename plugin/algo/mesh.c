@@ -17,7 +17,8 @@ static int reduces(const struct jc_op *op)
     return op->g.kind != JC_ALLGATHER;
 }
 
-int jc_mesh_start(struct jc_run *run, struct jc_xport *x)
+/* Receive side only: the previous operation may still be running. */
+static int mesh_start(struct jc_run *run, struct jc_xport *x)
 {
     struct jc_mesh_run *m = &run->mesh;
     const struct jc_geom *g = &run->op->g;
@@ -31,7 +32,6 @@ int jc_mesh_start(struct jc_run *run, struct jc_xport *x)
         jc_mesh_recv(g, p, &r);
         mp->nsend = (uint32_t)jc_nframes(g, &s);
         mp->nrecv = (uint32_t)jc_nframes(g, &r);
-        mp->sbase = jc_x_sent(x, p, 0);
         mp->rbase = jc_x_posted(x, p, 0);
     }
     jc_mesh_reduced(g, &m->red);
@@ -39,6 +39,16 @@ int jc_mesh_start(struct jc_run *run, struct jc_xport *x)
     m->ff = 0;
     m->fk = 0;
     m->own_saved = 0;
+    return 0;
+}
+
+/* The previous operation is done: this one may send, and touch the caller's memory. */
+static int mesh_arm(struct jc_run *run, struct jc_xport *x)
+{
+    const struct jc_geom *g = &run->op->g;
+    for (int p = 0; p < g->nranks; p++)
+        if (p != g->rank)
+            run->mesh.p[p].sbase = jc_x_sent(x, p, 0);
     if (!reduces(run->op))
         jc_copy_own(run->op);
     return 0;
@@ -60,7 +70,7 @@ static int peer_send(struct jc_run *run, struct jc_xport *x, int p, int *prog)
     return 0;
 }
 
-/* Reductions: frame f goes to slot f % 2, free once frame f - 2 is folded. */
+/* Reductions land in a staging slot of the peer's stream, given back once folded. */
 static int peer_post(struct jc_run *run, struct jc_xport *x, int p, int *prog)
 {
     const struct jc_op *op = run->op;
@@ -72,9 +82,11 @@ static int peer_post(struct jc_run *run, struct jc_xport *x, int p, int *prog)
         char *buf;
         jc_frame(&op->g, &r, mp->posted, &fr);
         if (reduces(op)) {
-            if (mp->posted >= run->mesh.ff + JC_SLOTS)
+            int s = jc_x_slot_take(x, p, 0);
+            if (s < 0)
                 break;
-            buf = jc_x_slot(x, p, 0, (int)(mp->posted % JC_SLOTS), &mr);
+            mp->slot_of[mp->posted % JC_POST_MAX] = (int8_t)s;
+            buf = jc_x_slot(x, p, 0, s, &mr);
         } else {
             buf = jc_at(&op->out, fr.lo);
         }
@@ -101,13 +113,19 @@ static int sent_everywhere(struct jc_run *run, struct jc_xport *x, size_t f)
     return 1;
 }
 
-static const char *contrib(struct jc_run *run, struct jc_xport *x, int k,
-                           const struct jc_range *fr)
+static const char *contrib(struct jc_run *run, struct jc_xport *x, int k, const struct jc_range *fr)
 {
     const struct jc_op *op = run->op;
     if (k != op->g.rank)
-        return jc_x_slot(x, k, 0, (int)(run->mesh.ff % JC_SLOTS), NULL);
+        return jc_x_slot(x, k, 0, run->mesh.p[k].slot_of[run->mesh.ff % JC_POST_MAX], NULL);
     return run->mesh.own_saved ? jc_x_own(x) : jc_at(&op->in, fr->lo);
+}
+
+/* Peer k's frame ff is folded: its slot goes back to the stream. */
+static void release(struct jc_run *run, struct jc_xport *x, int k)
+{
+    if (k != run->op->g.rank)
+        jc_x_slot_give(x, k, 0, run->mesh.p[k].slot_of[run->mesh.ff % JC_POST_MAX]);
 }
 
 /* The first fold of a frame: out = c0 OP c1, once the in-place rules allow writing. */
@@ -127,6 +145,8 @@ static int fold_first(struct jc_run *run, struct jc_xport *x, const struct jc_ra
     }
     op->fn(jc_at(&op->out, fr->lo), contrib(run, x, 0, fr), contrib(run, x, 1, fr),
            fr->len / op->g.esz);
+    release(run, x, 0);
+    release(run, x, 1);
     m->fk = 2;
     return 1;
 }
@@ -146,6 +166,7 @@ static int fold_step(struct jc_run *run, struct jc_xport *x)
             return 0;
         char *dst = jc_at(&op->out, fr.lo);
         op->fn(dst, dst, contrib(run, x, m->fk, &fr), fr.len / op->g.esz);
+        release(run, x, m->fk);
         m->fk++;
     }
     if (m->fk >= op->g.nranks) {
@@ -172,7 +193,25 @@ static int mesh_done(struct jc_run *run, struct jc_xport *x)
     return 1;
 }
 
-int jc_mesh_advance(struct jc_run *run, struct jc_xport *x, int *progress)
+static int mesh_post(struct jc_run *run, struct jc_xport *x, int *progress)
+{
+    const struct jc_geom *g = &run->op->g;
+    for (int p = 0; p < g->nranks; p++)
+        if (p != g->rank && peer_post(run, x, p, progress) != 0)
+            return -1;
+    return 0;
+}
+
+static int mesh_posted_all(const struct jc_run *run)
+{
+    const struct jc_geom *g = &run->op->g;
+    for (int p = 0; p < g->nranks; p++)
+        if (run->mesh.p[p].posted < run->mesh.p[p].nrecv)
+            return 0;
+    return 1;
+}
+
+static int mesh_advance(struct jc_run *run, struct jc_xport *x, int *progress)
 {
     const struct jc_geom *g = &run->op->g;
     if (reduces(run->op))
@@ -186,3 +225,11 @@ int jc_mesh_advance(struct jc_run *run, struct jc_xport *x, int *progress)
     }
     return mesh_done(run, x);
 }
+
+const struct jc_algo_ops jc_mesh_ops = {
+        .start = mesh_start,
+        .post = mesh_post,
+        .posted_all = mesh_posted_all,
+        .arm = mesh_arm,
+        .advance = mesh_advance,
+};

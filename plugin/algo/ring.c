@@ -9,8 +9,6 @@
  * all-reduce, a scratch buffer for reduce-scatter) with the fused out = in OP recv kernel, which
  * frees the slot at once: a slot is never held while waiting for a peer, so the ring cannot
  * deadlock on its buffers. Frames of the all-gather phase land directly in the output. */
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "algo/algo.h"
@@ -73,7 +71,6 @@ static void lane_init(struct jc_run *run, struct jc_xport *x, int d, int w)
     l->lane = d * jc_x_wires(x) + w;
     l->speer = jc_ring_peer(g, d, 0);
     l->rpeer = jc_ring_peer(g, d, 1);
-    l->sbase = jc_x_sent(x, l->speer, l->lane);
     l->rbase = jc_x_posted(x, l->rpeer, l->lane);
     l->nsend = frames_total(g, l, rr->T, 0);
     l->nrecv = frames_total(g, l, rr->T, 1);
@@ -84,13 +81,27 @@ static void lane_init(struct jc_run *run, struct jc_xport *x, int d, int w)
     cur_norm(g, l, rr->T, 1, &l->qc);
 }
 
-int jc_ring_start(struct jc_run *run, struct jc_xport *x)
+/* Receive side only: the previous operation may still be running. */
+static int ring_start(struct jc_run *run, struct jc_xport *x)
+{
+    struct jc_ring_run *rr = &run->ring;
+    const struct jc_geom *g = &run->op->g;
+    rr->T = jc_ring_steps(g);
+    rr->nl = 0;
+    for (int d = 0; d < g->ndirs; d++)
+        for (int w = 0; w < g->nwires; w++)
+            lane_init(run, x, d, w);
+    return 0;
+}
+
+/* The previous operation is done: this one may send, and touch the caller's memory. */
+static int ring_arm(struct jc_run *run, struct jc_xport *x)
 {
     struct jc_ring_run *rr = &run->ring;
     const struct jc_op *op = run->op;
     const struct jc_geom *g = &op->g;
-    rr->T = jc_ring_steps(g);
-    rr->nl = 0;
+    for (int i = 0; i < rr->nl; i++)
+        rr->l[i].sbase = jc_x_sent(x, rr->l[i].speer, rr->l[i].lane);
     rr->acc = op->out;
     if (g->kind == JC_REDUCESCATTER) {
         /* Partial sums of other ranks' chunks need a home: never the caller's input. */
@@ -101,9 +112,6 @@ int jc_ring_start(struct jc_run *run, struct jc_xport *x)
     }
     if (g->kind == JC_ALLGATHER)
         jc_copy_own(op);
-    for (int d = 0; d < g->ndirs; d++)
-        for (int w = 0; w < g->nwires; w++)
-            lane_init(run, x, d, w);
     return 0;
 }
 
@@ -113,7 +121,8 @@ static void lane_process(struct jc_run *run, struct jc_xport *x, struct jc_rlane
     const struct jc_op *op = run->op;
     const struct jc_geom *g = &op->g;
     uint32_t landed = jc_x_landed(x, l->rpeer, l->lane) - l->rbase;
-    while (l->proc < landed) {
+    /* Landings past nrecv belong to the next operation, which posted after us. */
+    while (l->proc < landed && l->proc < l->nrecv) {
         if (jc_ring_reduces(g, l->qc.t)) {
             struct jc_range fr;
             int s = l->slot_of[l->proc % JC_POST_MAX];
@@ -122,7 +131,7 @@ static void lane_process(struct jc_run *run, struct jc_xport *x, struct jc_rlane
                                                   : jc_at(&run->ring.acc, fr.lo);
             op->fn(dst, jc_at(&op->in, fr.lo), jc_x_slot(x, l->rpeer, l->lane, s, NULL),
                    fr.len / g->esz);
-            l->busy &= (uint8_t) ~(1u << s);
+            jc_x_slot_give(x, l->rpeer, l->lane, s);
         }
         l->proc++;
         cur_next(g, l, run->ring.T, 1, &l->qc);
@@ -130,27 +139,22 @@ static void lane_process(struct jc_run *run, struct jc_xport *x, struct jc_rlane
     }
 }
 
-static int free_slot(const struct jc_rlane *l)
-{
-    for (int s = 0; s < JC_SLOTS; s++)
-        if (!(l->busy & (1u << s)))
-            return s;
-    return -1;
-}
-
 /* Posts receives in schedule order: partial sums into a free slot, final data in place. */
 static int lane_post(struct jc_run *run, struct jc_xport *x, struct jc_rlane *l, int *prog)
 {
     const struct jc_op *op = run->op;
     const struct jc_geom *g = &op->g;
-    while (l->posted < l->nrecv && jc_x_can_recv(x, l->rpeer, l->lane)) {
+    /* posted - proc stays below JC_POST_MAX so that slot_of is not overwritten while an
+     * operation posts ahead without processing (the next one, see jc_algo_ops). */
+    while (l->posted < l->nrecv && l->posted - l->proc < JC_POST_MAX &&
+           jc_x_can_recv(x, l->rpeer, l->lane)) {
         struct jc_range fr;
         char *buf;
         struct fab_mr *mr = op->out.mr;
         int s = -1;
         cur_frame(g, l, 1, &l->pc, &fr);
         if (jc_ring_reduces(g, l->pc.t)) {
-            if ((s = free_slot(l)) < 0)
+            if ((s = jc_x_slot_take(x, l->rpeer, l->lane)) < 0)
                 break;
             buf = jc_x_slot(x, l->rpeer, l->lane, s, &mr);
         } else {
@@ -158,8 +162,6 @@ static int lane_post(struct jc_run *run, struct jc_xport *x, struct jc_rlane *l,
         }
         if (jc_x_recv(x, l->rpeer, l->lane, buf, fr.len, mr) != 0)
             return -1;
-        if (s >= 0)
-            l->busy |= (uint8_t)(1u << s);
         l->slot_of[l->posted % JC_POST_MAX] = (int8_t)s;
         l->posted++;
         cur_next(g, l, run->ring.T, 1, &l->pc);
@@ -186,10 +188,6 @@ static int lane_send(struct jc_run *run, struct jc_xport *x, struct jc_rlane *l,
         struct jc_range fr;
         const struct jc_buf *b = send_src(run, l->sc.t);
         cur_frame(g, l, 0, &l->sc, &fr);
-        if (l->sc.t > 0 && !(l->qc.t > l->sc.t - 1 || (l->qc.t == l->sc.t - 1 && l->qc.f > l->sc.f))) {
-            fprintf(stderr, "GATE BUG: send (%d,%zu) k=%u n0=%u proc=%u qc=(%d,%zu)\n", l->sc.t, l->sc.f, l->sent, l->n0, l->proc, l->qc.t, l->qc.f);
-            abort();
-        }
         if (jc_x_send(x, l->speer, l->lane, jc_at(b, fr.lo), fr.len, b->mr) != 0)
             return -1;
         l->sent++;
@@ -205,7 +203,23 @@ static int lane_done(struct jc_xport *x, const struct jc_rlane *l)
            jc_x_sdone(x, l->speer, l->lane) - l->sbase == l->nsend;
 }
 
-int jc_ring_advance(struct jc_run *run, struct jc_xport *x, int *progress)
+static int ring_post(struct jc_run *run, struct jc_xport *x, int *progress)
+{
+    for (int i = 0; i < run->ring.nl; i++)
+        if (lane_post(run, x, &run->ring.l[i], progress) != 0)
+            return -1;
+    return 0;
+}
+
+static int ring_posted_all(const struct jc_run *run)
+{
+    for (int i = 0; i < run->ring.nl; i++)
+        if (run->ring.l[i].posted < run->ring.l[i].nrecv)
+            return 0;
+    return 1;
+}
+
+static int ring_advance(struct jc_run *run, struct jc_xport *x, int *progress)
 {
     int done = 1;
     for (int i = 0; i < run->ring.nl; i++) {
@@ -217,3 +231,11 @@ int jc_ring_advance(struct jc_run *run, struct jc_xport *x, int *progress)
     }
     return done;
 }
+
+const struct jc_algo_ops jc_ring_ops = {
+        .start = ring_start,
+        .post = ring_post,
+        .posted_all = ring_posted_all,
+        .arm = ring_arm,
+        .advance = ring_advance,
+};

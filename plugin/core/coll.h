@@ -22,13 +22,13 @@
 
 #define JC_QSIZE      256
 #define JC_CTRL_N     (JC_POST_MAX * JC_MAX_PARTS + 8) /* control receives per link */
-#define JC_CTRL_MAGIC 0x4a43544cu                     /* "JCTL" */
+#define JC_CTRL_MAGIC 0x4a43544cu                      /* "JCTL" */
 #define JC_TAG_MAGIC  0x4a43u
 #define JC_REQ_MAGIC  0x4a435251u
 
 /* wr_id: type | link | lane | per-stream sequence number */
 enum jc_wr { JC_WR_DSEND = 1, JC_WR_DRECV, JC_WR_CSEND, JC_WR_CRECV };
-#define JC_WR(type, link, lane, idx)                                                               \
+#define JC_WR(type, link, lane, idx) \
     ((uint64_t)(type) << 60 | (uint64_t)(link) << 40 | (uint64_t)(lane) << 32 | (uint32_t)(idx))
 #define JC_WR_TYPE(w) ((unsigned)((w) >> 60))
 #define JC_WR_LINK(w) ((int)(((w) >> 40) & 0xfffff))
@@ -37,8 +37,8 @@ enum jc_wr { JC_WR_DSEND = 1, JC_WR_DRECV, JC_WR_CSEND, JC_WR_CRECV };
 
 struct jc_ctrl {
     uint32_t magic;
-    uint16_t ndata; /* data lanes described below */
-    uint16_t src;   /* sender's rank */
+    uint16_t ndata;  /* data lanes described below */
+    uint16_t src;    /* sender's rank */
     uint64_t op_seq; /* the operation the sender is running (for cross-checks) */
     uint32_t op_sig;
     uint32_t flags;                /* JC_CTRL_BYE */
@@ -49,14 +49,15 @@ struct jc_ctrl {
 
 /* One ordered stream per (link, data lane), both directions. */
 struct jc_stream {
-    uint32_t sent, sdone, granted;      /* outgoing */
+    uint32_t sent, sdone, granted;       /* outgoing */
     uint32_t posted, landed, advertised; /* incoming */
     uint32_t exp_len[JC_POST_MAX];       /* length expected of each posted receive */
     int stage;                           /* staging slot pair, or -1 */
+    uint8_t busy;                        /* staging slots in use, one bit each */
 };
 
 struct jc_link {
-    int peer; /* rank; -1 while the connection is being set up */
+    int peer;               /* rank; -1 while the connection is being set up */
     struct fab_ep *ep;      /* ours once bound to a rank (closed by us) */
     struct fab_ep *pending; /* during set-up: owned by the connection code */
     char desc[64];
@@ -114,11 +115,13 @@ struct coll_comm {
     /* progress thread */
     pthread_t thread;
     int started;
-    atomic_int closing; /* closeColl: say goodbye to every peer, then leave */
-    atomic_int error;   /* ncclResult_t; sticky */
-    struct coll_req *cur;
+    atomic_int closing;   /* closeColl: say goodbye to every peer, then leave */
+    atomic_int error;     /* ncclResult_t; sticky */
+    struct coll_req *cur; /* the running operation */
+    struct coll_req *nxt; /* the next one, posting its receives early (or NULL) */
     uint64_t cur_t0, cur_warn;
-    struct jc_run run;
+    struct jc_run run[2]; /* run[cur_run] belongs to cur, the other one to nxt */
+    int cur_run;
 };
 
 static inline struct jc_xport *coll_xport(struct coll_comm *c)
@@ -160,8 +163,12 @@ ncclResult_t coll_fail(struct coll_comm *c, ncclResult_t rc, const char *fmt, ..
 
 /* coll_queue.c */
 ncclResult_t coll_enqueue(struct coll_comm *c, const struct jc_op *op, void **request);
-struct coll_req *coll_next(struct coll_comm *c);
+/* The queued request `ahead` places after the running one (0: the one to run next). */
+struct coll_req *coll_next(struct coll_comm *c, int ahead);
 void coll_finish(struct coll_comm *c, struct coll_req *r, ncclResult_t rc);
+
+/* coll_sched.c: starts, advances and finishes operations; 1 if anything happened. */
+int coll_run_ops(struct coll_comm *c);
 
 /* coll_progress.c */
 void *coll_progress_main(void *arg);

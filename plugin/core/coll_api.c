@@ -30,8 +30,7 @@ ncclResult_t jaccl_coll_devices(int *ndev)
     return jaccl_devices(ndev);
 }
 
-ncclResult_t jaccl_coll_reduce_support(ncclDataType_t dataType, ncclRedOp_t redOp,
-                                       int *supported)
+ncclResult_t jaccl_coll_reduce_support(ncclDataType_t dataType, ncclRedOp_t redOp, int *supported)
 {
     if (!supported)
         return ncclInvalidArgument;
@@ -39,8 +38,7 @@ ncclResult_t jaccl_coll_reduce_support(ncclDataType_t dataType, ncclRedOp_t redO
     return ncclSuccess;
 }
 
-ncclResult_t jaccl_coll_reg_mr(void *collComm, void *data, size_t size, int type,
-                               void **mhandle)
+ncclResult_t jaccl_coll_reg_mr(void *collComm, void *data, size_t size, int type, void **mhandle)
 {
     struct coll_comm *c = coll_handle_obj(collComm, JC_COLL, "CollNet regMr");
     if (!c) {

@@ -76,9 +76,9 @@ static void choose(struct coll_comm *c)
     ch->force = strcmp(algo, "ring") == 0   ? JC_ALGO_RING
                 : strcmp(algo, "mesh") == 0 ? JC_ALGO_MESH
                                             : 0;
-    ch->mesh_connected = ch->force == JC_ALGO_MESH ||
-                         (ch->force == 0 && c->nranks <= ch->mesh_max_ranks &&
-                          ch->mesh_max_bytes > 0);
+    ch->mesh_connected =
+            ch->force == JC_ALGO_MESH ||
+            (ch->force == 0 && c->nranks <= ch->mesh_max_ranks && ch->mesh_max_bytes > 0);
 }
 
 static int start_connectors(struct cx *x)
@@ -200,9 +200,8 @@ static int finish(struct cx *x)
         return -1;
     }
     JINFO(NCCL_INIT | NCCL_NET,
-          "CollNet comm: rank %d of %d on device %d, %d ring wire(s), mesh %s, %d link(s)",
-          c->rank, c->nranks, c->dev, c->wires, c->choice.mesh_connected ? "on" : "off",
-          bound_links(c));
+          "CollNet comm: rank %d of %d on device %d, %d ring wire(s), mesh %s, %d link(s)", c->rank,
+          c->nranks, c->dev, c->wires, c->choice.mesh_connected ? "on" : "off", bound_links(c));
     return 0;
 }
 

@@ -167,9 +167,8 @@ ncclResult_t jaccl_coll_iallgather(void *collComm, void *sendData, int nRecvPart
     return submit(c, &op, request);
 }
 
-ncclResult_t jaccl_coll_ireducescatter(void *collComm, int nSendParts,
-                                       ncclNetSGE_v11_t *sendParts, void *recvData,
-                                       size_t bytesPerRank, size_t windowOffset,
+ncclResult_t jaccl_coll_ireducescatter(void *collComm, int nSendParts, ncclNetSGE_v11_t *sendParts,
+                                       void *recvData, size_t bytesPerRank, size_t windowOffset,
                                        size_t windowBytes, ncclDataType_t dataType,
                                        ncclRedOp_t redOp, void *recvMhandle, void **request)
 {
@@ -199,8 +198,7 @@ ncclResult_t jaccl_coll_ireducescatter(void *collComm, int nSendParts,
 }
 
 /* Host memory only: nothing is ever in flight between the NIC and the buffer. */
-ncclResult_t jaccl_coll_iflush(void *collComm, void *data, int size, void *mhandle,
-                               void **request)
+ncclResult_t jaccl_coll_iflush(void *collComm, void *data, int size, void *mhandle, void **request)
 {
     if (!begin(collComm, request, "CollNet iflush"))
         return ncclInvalidArgument;

@@ -30,10 +30,11 @@ ncclResult_t coll_enqueue(struct coll_comm *c, const struct jc_op *op, void **re
 }
 
 /* Progress thread only. */
-struct coll_req *coll_next(struct coll_comm *c)
+struct coll_req *coll_next(struct coll_comm *c, int ahead)
 {
-    struct coll_req *r = &c->req[c->q_exec % JC_QSIZE];
-    if (atomic_load(&r->state) == JC_REQ_QUEUED && r->seq == c->q_exec)
+    uint64_t seq = c->q_exec + (uint64_t)ahead;
+    struct coll_req *r = &c->req[seq % JC_QSIZE];
+    if (atomic_load(&r->state) == JC_REQ_QUEUED && r->seq == seq)
         return r;
     return NULL;
 }

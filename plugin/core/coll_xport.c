@@ -71,6 +71,23 @@ char *jc_x_slot(struct jc_xport *x, int peer, int lane, int i, struct fab_mr **m
     return c->stage_mem + ((size_t)st * JC_SLOTS + (size_t)i) * JC_FRAME_MAX;
 }
 
+int jc_x_slot_take(struct jc_xport *x, int peer, int lane)
+{
+    struct jc_stream *s = coll_x_stream(xport_comm(x), peer, lane);
+    for (int i = 0; i < JC_SLOTS; i++) {
+        if (!(s->busy & (1u << i))) {
+            s->busy |= (uint8_t)(1u << i);
+            return i;
+        }
+    }
+    return -1;
+}
+
+void jc_x_slot_give(struct jc_xport *x, int peer, int lane, int i)
+{
+    coll_x_stream(xport_comm(x), peer, lane)->busy &= (uint8_t) ~(1u << i);
+}
+
 char *jc_x_own(struct jc_xport *x)
 {
     struct coll_comm *c = xport_comm(x);
@@ -303,8 +320,7 @@ static void send_ctrl(struct coll_comm *c, struct jc_link *l, int li, uint32_t f
         m->posted[i] = l->s[i].posted;
     if (c->ops->post_send(l->ep, c->ndata, m, sizeof(*m), c->ctrl_mr,
                           JC_WR(JC_WR_CSEND, li, c->ndata, l->tx_posted)) != 0) {
-        coll_fail(c, ncclSystemError, "sending credits to rank %d (%s) failed", l->peer,
-                  l->desc);
+        coll_fail(c, ncclSystemError, "sending credits to rank %d (%s) failed", l->peer, l->desc);
         return;
     }
     l->tx_posted++;

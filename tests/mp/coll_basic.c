@@ -11,16 +11,26 @@ struct scenario {
     int full; /* every type x reduction, or a lighter sweep */
 };
 
-static const int all_types[] = {ncclInt8,    ncclUint8,   ncclInt32,      ncclUint32,
-                                ncclInt64,   ncclUint64,  ncclFloat16,    ncclFloat32,
+static const int all_types[] = {ncclInt8,    ncclUint8,    ncclInt32,      ncclUint32,
+                                ncclInt64,   ncclUint64,   ncclFloat16,    ncclFloat32,
                                 ncclFloat64, ncclBfloat16, ncclFloat8e4m3, ncclFloat8e5m2};
 #define NTYPES (int)(sizeof(all_types) / sizeof(all_types[0]))
 
 /* Counts around the edges that matter for P ranks and W wires. */
 static int edge_counts(int P, int W, size_t *out)
 {
-    size_t c[] = {0, 1, 2, (size_t)P - 1, (size_t)P, (size_t)P + 1, (size_t)(2 * P * W) - 1,
-                  (size_t)(2 * P * W) + 1, 1000, 4097, 16411, 70001};
+    size_t c[] = {0,
+                  1,
+                  2,
+                  (size_t)P - 1,
+                  (size_t)P,
+                  (size_t)P + 1,
+                  (size_t)(2 * P * W) - 1,
+                  (size_t)(2 * P * W) + 1,
+                  1000,
+                  4097,
+                  16411,
+                  70001};
     memcpy(out, c, sizeof(c));
     return (int)(sizeof(c) / sizeof(c[0]));
 }

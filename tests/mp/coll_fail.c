@@ -32,9 +32,9 @@ static int bad_reduce_args(struct cn *n, struct cn_buf *a, struct cn_buf *b)
     ok &= expect_invalid(cn_allreduce(n, NULL, b->p, 4, ncclFloat32, ncclSum, a->mh, b->mh, &req),
                          m, "NULL", "NULL send buffer");
     m = mp_log_mark();
-    ok &= expect_invalid(cn_allreduce(n, a->p + 64, b->p, a->len, ncclInt8, ncclSum, a->mh, b->mh,
-                                      &req),
-                         m, "outside", "buffer beyond its registration");
+    ok &= expect_invalid(
+            cn_allreduce(n, a->p + 64, b->p, a->len, ncclInt8, ncclSum, a->mh, b->mh, &req), m,
+            "outside", "buffer beyond its registration");
     m = mp_log_mark();
     ok &= expect_invalid(cn_allreduce(n, a->p, a->p + 4, 16, ncclInt8, ncclSum, a->mh, a->mh, &req),
                          m, "overlap", "partly overlapping buffers");
@@ -47,20 +47,20 @@ static int bad_window_args(struct cn *n, struct cn_buf *a, struct cn_buf *b)
     size_t P = (size_t)n->nranks;
     int ok = 1;
     unsigned m = mp_log_mark();
-    ok &= expect_invalid(cn_allgather(n, a->p, b->p, b->len, b->mh, 16, 16 * P - 8, 16, a->mh,
-                                      &req),
-                         m, "outside", "all-gather window past the buffer");
+    ok &= expect_invalid(
+            cn_allgather(n, a->p, b->p, b->len, b->mh, 16, 16 * P - 8, 16, a->mh, &req), m,
+            "outside", "all-gather window past the buffer");
     m = mp_log_mark();
-    ok &= expect_invalid(cn_reducescatter(n, a->p, 8, a->mh, b->p, 16, 0, 16, ncclFloat32,
-                                          ncclSum, b->mh, &req),
-                         m, "part", "reduce-scatter part smaller than the window");
+    ok &= expect_invalid(
+            cn_reducescatter(n, a->p, 8, a->mh, b->p, 16, 0, 16, ncclFloat32, ncclSum, b->mh, &req),
+            m, "part", "reduce-scatter part smaller than the window");
     m = mp_log_mark();
-    ok &= expect_invalid(cn_reducescatter(n, a->p, 64, a->mh, b->p, 6, 0, 6, ncclFloat32, ncclSum,
-                                          b->mh, &req),
-                         m, "multiple", "reduce-scatter of a partial element");
+    ok &= expect_invalid(
+            cn_reducescatter(n, a->p, 64, a->mh, b->p, 6, 0, 6, ncclFloat32, ncclSum, b->mh, &req),
+            m, "multiple", "reduce-scatter of a partial element");
     m = mp_log_mark();
-    ok &= expect_invalid(cn_allgather(n, NULL, b->p, b->len, b->mh, 16, 0, 16 * P, a->mh, &req),
-                         m, "NULL", "all-gather with a NULL send buffer");
+    ok &= expect_invalid(cn_allgather(n, NULL, b->p, b->len, b->mh, 16, 0, 16 * P, a->mh, &req), m,
+                         "NULL", "all-gather with a NULL send buffer");
     m = mp_log_mark();
     if (n->version == 11) {
         ncclNetSGE_v11_t parts[2] = {{b->mh, b->p, 8}, {b->mh, b->p + 8, 8}};

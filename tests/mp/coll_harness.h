@@ -100,7 +100,7 @@ static inline ncclResult_t cn_listen(struct cn *n, void *handle, void **lc)
 }
 
 static inline ncclResult_t cn_connect(struct cn *n, void **handles, int nranks, int rank, void *lc,
-                               void **cc)
+                                      void **cc)
 {
     return n->version == 11 ? n->v11->connect(handles, nranks, rank, lc, cc)
                             : n->v8->connect(handles, nranks, rank, lc, cc);
@@ -132,8 +132,8 @@ static inline ncclResult_t cn_test(struct cn *n, void *req, int *done, int *size
     return n->version == 11 ? n->v11->test(req, done, size) : n->v8->test(req, done, size);
 }
 
-static inline ncclResult_t cn_allreduce(struct cn *n, void *s, void *r, size_t count, int type, int op,
-                                 void *smh, void *rmh, void **req)
+static inline ncclResult_t cn_allreduce(struct cn *n, void *s, void *r, size_t count, int type,
+                                        int op, void *smh, void *rmh, void **req)
 {
     if (n->version == 11)
         return n->v11->iallreduce(n->cc, s, r, count, (ncclDataType_t)type, (ncclRedOp_t)op, smh,
@@ -143,7 +143,7 @@ static inline ncclResult_t cn_allreduce(struct cn *n, void *s, void *r, size_t c
 }
 
 static inline ncclResult_t cn_allgather(struct cn *n, void *s, void *r, size_t rsize, void *rmh,
-                                 size_t bpr, size_t wo, size_t wb, void *smh, void **req)
+                                        size_t bpr, size_t wo, size_t wb, void *smh, void **req)
 {
     if (n->version == 11) {
         ncclNetSGE_v11_t part = {.mhandle = rmh, .address = r, .size = rsize};
@@ -154,8 +154,8 @@ static inline ncclResult_t cn_allgather(struct cn *n, void *s, void *r, size_t r
 }
 
 static inline ncclResult_t cn_reducescatter(struct cn *n, void *s, size_t ssize, void *smh, void *r,
-                                     size_t bpr, size_t wo, size_t wb, int type, int op,
-                                     void *rmh, void **req)
+                                            size_t bpr, size_t wo, size_t wb, int type, int op,
+                                            void *rmh, void **req)
 {
     if (n->version == 11) {
         ncclNetSGE_v11_t part = {.mhandle = smh, .address = s, .size = ssize};
@@ -285,18 +285,32 @@ static inline float cn_value(int type, int op, uint64_t h)
 static inline void cn_store(int type, void *dst, size_t i, float v, uint64_t h)
 {
     switch (type) {
-    case ncclFloat32: ((float *)dst)[i] = v; break;
-    case ncclFloat64: ((double *)dst)[i] = v; break;
-    case ncclFloat16: ((uint16_t *)dst)[i] = jk_f32_to_f16(v); break;
-    case ncclBfloat16: ((uint16_t *)dst)[i] = jk_f32_to_bf16(v); break;
-    case ncclFloat8e4m3: ((uint8_t *)dst)[i] = jk_f32_to_e4m3(v); break;
-    case ncclFloat8e5m2: ((uint8_t *)dst)[i] = jk_f32_to_e5m2(v); break;
-    default: memcpy((char *)dst + i * jaccl_dtype_size(type), &h, jaccl_dtype_size(type));
+    case ncclFloat32:
+        ((float *)dst)[i] = v;
+        break;
+    case ncclFloat64:
+        ((double *)dst)[i] = v;
+        break;
+    case ncclFloat16:
+        ((uint16_t *)dst)[i] = jk_f32_to_f16(v);
+        break;
+    case ncclBfloat16:
+        ((uint16_t *)dst)[i] = jk_f32_to_bf16(v);
+        break;
+    case ncclFloat8e4m3:
+        ((uint8_t *)dst)[i] = jk_f32_to_e4m3(v);
+        break;
+    case ncclFloat8e5m2:
+        ((uint8_t *)dst)[i] = jk_f32_to_e5m2(v);
+        break;
+    default:
+        memcpy((char *)dst + i * jaccl_dtype_size(type), &h, jaccl_dtype_size(type));
     }
 }
 
 /* Rank r's contribution for element i (absolute index in the operation's logical vector). */
-static inline void cn_fill(int type, int op, int r, uint64_t seed, void *dst, size_t first, size_t n)
+static inline void cn_fill(int type, int op, int r, uint64_t seed, void *dst, size_t first,
+                           size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         uint64_t h = cn_hash(seed * 1000003u + (uint64_t)r * 7919u + first + i);
@@ -305,8 +319,8 @@ static inline void cn_fill(int type, int op, int r, uint64_t seed, void *dst, si
 }
 
 /* Rank-order reference of elements [first, first + n): ((c0 op c1) op c2) ... */
-static inline void cn_reference(int type, int op, int nranks, uint64_t seed, void *out, size_t first,
-                         size_t n)
+static inline void cn_reference(int type, int op, int nranks, uint64_t seed, void *out,
+                                size_t first, size_t n)
 {
     size_t esz = jaccl_dtype_size(type);
     char *tmp = malloc(n * esz + 1);
@@ -343,8 +357,8 @@ static inline const char *cn_op_name(int op)
 struct cn_case {
     int kind; /* 0 allreduce, 1 reducescatter, 2 allgather */
     int type, op;
-    size_t count;     /* allreduce: elements; else elements per rank */
-    size_t wo, wb;    /* windows in elements (wb = SIZE_MAX: the whole buffer) */
+    size_t count;  /* allreduce: elements; else elements per rank */
+    size_t wo, wb; /* windows in elements (wb = SIZE_MAX: the whole buffer) */
     int in_place;
     uint64_t seed;
 };
@@ -426,8 +440,7 @@ static inline int cn_run_reducescatter(struct cn *n, const struct cn_case *k)
     if (ok && req)
         ok &= MP_OK(cn_wait(n, req, mp_scaled(60)));
     long d = ok ? cn_diff(rp, ref, len, esz) : -1;
-    ok &= MP_CHECK(d < 0,
-                   "reducescatter %s %s count %zu window [%zu,+%zu)%s: element %ld differs",
+    ok &= MP_CHECK(d < 0, "reducescatter %s %s count %zu window [%zu,+%zu)%s: element %ld differs",
                    cn_type_name(k->type), cn_op_name(k->op), k->count, k->wo, k->wb,
                    k->in_place ? " in place" : "", d);
     ok &= MP_CHECK(cn_buf_guards_ok(&s) && (k->in_place || cn_buf_guards_ok(&r)),

@@ -134,7 +134,8 @@ static int run_random_float(struct cn *n, int type, size_t count, int flag)
         worst = fmax(worst, fabs(got - exact));
     }
     double tol = (type == ncclFloat32 ? 1e-6 : 1e-14) * n->nranks;
-    ok &= MP_CHECK(worst <= tol, "random %s sum: error %g above %g", cn_type_name(type), worst, tol);
+    ok &= MP_CHECK(worst <= tol, "random %s sum: error %g above %g", cn_type_name(type), worst,
+                   tol);
     uint64_t h = 0;
     for (size_t i = 0; i < count * esz; i++)
         h = cn_hash(h ^ (uint8_t)r.p[i]);

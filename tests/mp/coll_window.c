@@ -16,13 +16,13 @@ static int windows(int P, size_t n, size_t (*w)[2])
 {
     size_t total = (size_t)P * n;
     int k = 0;
-    w[k][0] = 0, w[k++][1] = total;                                 /* everything */
-    w[k][0] = n / 2, w[k++][1] = total - n / 2 - n / 3;             /* inside first .. last */
-    w[k][0] = n + 1, w[k++][1] = n / 2;                             /* part of one segment */
-    w[k][0] = 2 % (size_t)P * n, w[k++][1] = n;                     /* exactly one segment */
-    w[k][0] = n, w[k++][1] = 0;                                     /* empty */
-    w[k][0] = total - 1, w[k++][1] = 1;                             /* the last element */
-    w[k][0] = n - 1, w[k++][1] = n + 2;                             /* straddles two boundaries */
+    w[k][0] = 0, w[k++][1] = total;                     /* everything */
+    w[k][0] = n / 2, w[k++][1] = total - n / 2 - n / 3; /* inside first .. last */
+    w[k][0] = n + 1, w[k++][1] = n / 2;                 /* part of one segment */
+    w[k][0] = 2 % (size_t)P * n, w[k++][1] = n;         /* exactly one segment */
+    w[k][0] = n, w[k++][1] = 0;                         /* empty */
+    w[k][0] = total - 1, w[k++][1] = 1;                 /* the last element */
+    w[k][0] = n - 1, w[k++][1] = n + 2;                 /* straddles two boundaries */
     w[k][0] = (size_t)(P - 1) * n / 2, w[k++][1] = total - (P - 1) * n / 2; /* to the end */
     for (int i = 0; i < k; i++) { /* keep every window inside the buffer */
         w[i][0] = w[i][0] < total ? w[i][0] : total;
@@ -33,14 +33,20 @@ static int windows(int P, size_t n, size_t (*w)[2])
 
 static int run_windows(struct cn *n, int kind, size_t count, uint64_t *seed)
 {
-    static const int types[] = {ncclFloat32, ncclInt64, ncclFloat16, ncclFloat8e4m3,
-                                ncclUint8,   ncclBfloat16, ncclInt32, ncclFloat64};
+    static const int types[] = {ncclFloat32, ncclInt64,    ncclFloat16, ncclFloat8e4m3,
+                                ncclUint8,   ncclBfloat16, ncclInt32,   ncclFloat64};
     size_t w[16][2];
     int nw = windows(n->nranks, count, w), ok = 1;
     for (int i = 0; i < nw; i++)
         for (int in_place = 0; in_place < 2; in_place++) {
-            struct cn_case k = {kind, types[(i + in_place) % 8], (i + 2 * in_place) % 4, count,
-                                w[i][0], w[i][1], in_place, (*seed)++};
+            struct cn_case k = {kind,
+                                types[(i + in_place) % 8],
+                                (i + 2 * in_place) % 4,
+                                count,
+                                w[i][0],
+                                w[i][1],
+                                in_place,
+                                (*seed)++};
             ok &= cn_run(n, k);
         }
     return ok;
@@ -100,8 +106,7 @@ int main(int argc, char **argv)
         char what[96];
         if (argc > 1 && atoi(argv[1]) != (int)i)
             continue;
-        snprintf(what, sizeof(what), "v%d, %s, %d wire(s)", sc[i].version, sc[i].algo,
-                 sc[i].wires);
+        snprintf(what, sizeof(what), "v%d, %s, %d wire(s)", sc[i].version, sc[i].algo, sc[i].wires);
         failed += mp_run(what, sc[i].nranks, mp_scaled(240), rank_main, (void *)&sc[i]);
     }
     return mp_end(failed);

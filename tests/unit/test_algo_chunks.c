@@ -19,8 +19,7 @@ static const size_t counts[] = {0, 1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 64, 100,
 #define NCOUNTS (sizeof(counts) / sizeof(counts[0]))
 
 /* A geometry for (kind, P, r) over `n` elements; windows exercise partial segments. */
-static void geom(struct jc_geom *g, enum jc_kind kind, int P, int r, size_t n, size_t esz,
-                 int win)
+static void geom(struct jc_geom *g, enum jc_kind kind, int P, int r, size_t n, size_t esz, int win)
 {
     if (kind == JC_ALLREDUCE) {
         jc_geom_allreduce(g, P, r, n, esz);
@@ -323,7 +322,7 @@ static void test_mesh_schedule(void **state)
                             assert_int_equal(got, (size_t)P * own.len);
                         else
                             assert_int_equal(got, jc_total(&g[r]));
-                        assert_int_equal(red.len, kind == JC_ALLGATHER ? 0
+                        assert_int_equal(red.len, kind == JC_ALLGATHER   ? 0
                                                   : kind == JC_ALLREDUCE ? jc_total(&g[r])
                                                                          : own.len);
                         assert_true(g[r].frame >= JC_FRAME_MIN && g[r].frame <= JC_FRAME_MAX);
@@ -335,12 +334,9 @@ static void test_mesh_schedule(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_frame_class),
-            cmocka_unit_test(test_chunks_parts_frames),
-            cmocka_unit_test(test_ring_shape),
-            cmocka_unit_test(test_shape_rank_independent),
-            cmocka_unit_test(test_ring_schedule),
-            cmocka_unit_test(test_mesh_schedule),
+            cmocka_unit_test(test_frame_class),   cmocka_unit_test(test_chunks_parts_frames),
+            cmocka_unit_test(test_ring_shape),    cmocka_unit_test(test_shape_rank_independent),
+            cmocka_unit_test(test_ring_schedule), cmocka_unit_test(test_mesh_schedule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -114,7 +114,8 @@ int main(int argc, char **argv)
     }
     if (o.kind < 0 || o.factor < 2) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpi-coll allreduce|reducescatter|allgather [-b] [-e] [-f] [-n]\n");
+            fprintf(stderr,
+                    "usage: mpi-coll allreduce|reducescatter|allgather [-b] [-e] [-f] [-n]\n");
         MPI_Finalize();
         return 2;
     }
