@@ -103,7 +103,10 @@ struct coll_comm {
     struct fab_cq *cq;
     int nlinks, maxlinks;
     struct jc_link *links;
-    int16_t link_of[JC_MAX_RANKS];
+    /* Link carrying lanes < W out to / lanes >= W in from a peer (the peer as right neighbour),
+     * and the other way round (as left neighbour). The same link except with two ranks, where
+     * the single peer is both neighbours and gets two connections (two I/O paths). */
+    int16_t link_r[JC_MAX_RANKS], link_l[JC_MAX_RANKS];
     char *ctrl_mem, *stage_mem, *scratch;
     size_t ctrl_len, stage_len, scratch_len;
     struct fab_mr *ctrl_mr, *stage_mr, *scratch_mr;
@@ -144,14 +147,20 @@ void coll_handle_kill(struct coll_handle *h);
 struct coll_comm *coll_comm_new(int dev, int nranks, int rank, int wires);
 void coll_comm_free(struct coll_comm *c);
 struct jaccl_conn_setup coll_setup(struct coll_comm *c);
-int coll_link_bind(struct coll_comm *c, struct fab_ep *ep, int peer, const char *desc);
+/* role: JC_LINK_BOTH, or with two ranks JC_LINK_RIGHT / JC_LINK_LEFT (the peer as this rank's
+ * right / left neighbour). */
+enum jc_link_role { JC_LINK_BOTH, JC_LINK_RIGHT, JC_LINK_LEFT };
+int coll_link_bind(struct coll_comm *c, struct fab_ep *ep, int peer, enum jc_link_role role,
+                   const char *desc);
 int coll_stage_alloc(struct coll_comm *c);
 int coll_thread_start(struct coll_comm *c);
 
 /* coll_xport.c */
 int coll_x_poll(struct coll_comm *c); /* completions dispatched */
 void coll_x_grants(struct coll_comm *c);
-struct jc_stream *coll_x_stream(struct coll_comm *c, int peer, int lane);
+/* The link and stream that carry (peer, lane) out of this rank (tx) or into it (rx). */
+int coll_x_link(const struct coll_comm *c, int peer, int lane, int rx);
+struct jc_stream *coll_x_stream(struct coll_comm *c, int peer, int lane, int rx);
 void coll_x_close_all(struct coll_comm *c);
 /* Fails the comm if a peer already said it runs operation `seq` with another signature. */
 void coll_x_check_sig(struct coll_comm *c, uint64_t seq, uint32_t sig);

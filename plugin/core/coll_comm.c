@@ -55,7 +55,7 @@ struct coll_comm *coll_comm_new(int dev, int nranks, int rank, int wires)
         c->req[i].comm = c;
     }
     for (int p = 0; p < JC_MAX_RANKS; p++)
-        c->link_of[p] = -1;
+        c->link_r[p] = c->link_l[p] = -1;
     c->dom = jaccl_domain_get(dev);
     c->links = calloc((size_t)c->maxlinks, sizeof(*c->links));
     int depth = c->maxlinks * (c->ndata * (JC_POST_MAX + JC_SEND_MAX) + 2 * JC_CTRL_N);
@@ -130,7 +130,8 @@ struct jaccl_conn_setup coll_setup(struct coll_comm *c)
 
 /* Ties a finished endpoint to its rank. The newest link with that endpoint pointer wins: an
  * older one belonged to a failed attempt whose endpoint was freed (and its address reused). */
-int coll_link_bind(struct coll_comm *c, struct fab_ep *ep, int peer, const char *desc)
+int coll_link_bind(struct coll_comm *c, struct fab_ep *ep, int peer, enum jc_link_role role,
+                   const char *desc)
 {
     for (int i = c->nlinks - 1; i >= 0; i--) {
         struct jc_link *l = &c->links[i];
@@ -139,30 +140,36 @@ int coll_link_bind(struct coll_comm *c, struct fab_ep *ep, int peer, const char 
             l->pending = NULL;
             l->peer = peer;
             snprintf(l->desc, sizeof(l->desc), "%s", desc);
-            c->link_of[peer] = (int16_t)i;
+            if (role != JC_LINK_LEFT)
+                c->link_r[peer] = (int16_t)i;
+            if (role != JC_LINK_RIGHT)
+                c->link_l[peer] = (int16_t)i;
             return 0;
         }
     }
     return -1;
 }
 
-/* Which incoming streams reduce what they receive, and so need staging slots: the ring's
- * direction 0 from the left neighbour, direction 1 from the right one, and lane 0 of the mesh. */
-static int needs_stage(const struct coll_comm *c, int peer, int lane)
+/* Marks the incoming stream (peer, lane) as one that reduces what it receives. */
+static void mark_stage(struct coll_comm *c, int peer, int lane, int *n)
 {
-    int left = (c->rank + c->nranks - 1) % c->nranks, right = (c->rank + 1) % c->nranks;
-    return (c->choice.mesh_connected && lane == 0) || (peer == left && lane < c->wires) ||
-           (peer == right && lane >= c->wires);
+    struct jc_stream *s = coll_x_stream(c, peer, lane, 1);
+    if (s->stage < 0)
+        s->stage = (*n)++;
 }
 
+/* Staging slots go to the incoming streams that reduce: the ring's direction 0 from the left
+ * neighbour, direction 1 from the right one, and lane 0 of every mesh peer. */
 int coll_stage_alloc(struct coll_comm *c)
 {
-    int n = 0;
-    for (int i = 0; i < c->nlinks; i++) {
-        struct jc_link *l = &c->links[i];
-        for (int s = 0; l->peer >= 0 && s < c->ndata; s++)
-            l->s[s].stage = needs_stage(c, l->peer, s) ? n++ : -1;
+    int n = 0, left = (c->rank + c->nranks - 1) % c->nranks, right = (c->rank + 1) % c->nranks;
+    for (int w = 0; c->nranks > 1 && w < c->wires; w++) {
+        mark_stage(c, left, w, &n);
+        mark_stage(c, right, c->wires + w, &n);
     }
+    for (int p = 0; c->choice.mesh_connected && p < c->nranks; p++)
+        if (p != c->rank)
+            mark_stage(c, p, 0, &n);
     c->nstage = n;
     c->stage_len = ((size_t)n * JC_SLOTS + 1) * JC_FRAME_MAX; /* + the mesh's own slot */
     c->stage_mem = alloc_pages(c->stage_len);

@@ -17,6 +17,9 @@
 #include "util/param.h"
 
 #define ROUND_SLEEP_NS 200000
+#define NEED_CONN      1       /* we connect to this rank */
+#define NEED_ACC       2       /* this rank connects to us */
+#define TAG_PAIR       0x8000u /* two ranks: the connector's right link, the acceptor's left */
 
 struct cx {
     struct coll_comm *c;
@@ -25,7 +28,7 @@ struct cx {
     struct jaccl_handle *hs;
     struct jaccl_connector **conn;
     char (*desc)[64];
-    uint8_t *need; /* 1: a connection to this rank is missing */
+    uint8_t *need; /* NEED_* bits: connections to this rank still missing */
     int missing;
 };
 
@@ -81,18 +84,22 @@ static void choose(struct coll_comm *c)
             (ch->force == 0 && c->nranks <= ch->mesh_max_ranks && ch->mesh_max_bytes > 0);
 }
 
+/* Each pair shares one connection, opened by the lower rank; with two ranks each opens one,
+ * as its link to its right neighbour, so that each rank gets two I/O paths (section 1 of
+ * docs/collectives.md). */
 static int start_connectors(struct cx *x)
 {
     struct coll_comm *c = x->c;
     int left = (c->rank + c->nranks - 1) % c->nranks, right = (c->rank + 1) % c->nranks;
+    int pair = c->nranks == 2;
     for (int p = 0; p < c->nranks; p++) {
         if (p == c->rank || !(c->choice.mesh_connected || p == left || p == right))
             continue;
-        x->need[p] = 1;
-        x->missing++;
-        if (p < c->rank)
-            continue; /* p connects to us */
-        uint32_t tag = (uint32_t)JC_TAG_MAGIC << 16 | (uint32_t)c->rank;
+        x->need[p] = pair ? NEED_CONN | NEED_ACC : p > c->rank ? NEED_CONN : NEED_ACC;
+        x->missing += pair ? 2 : 1;
+        if (!(x->need[p] & NEED_CONN))
+            continue;
+        uint32_t tag = (uint32_t)JC_TAG_MAGIC << 16 | (pair ? TAG_PAIR : 0) | (uint32_t)c->rank;
         if (jaccl_connector_start(&x->hs[p], tag, &x->setup, &x->conn[p]) != 0) {
             JWARN("CollNet connect: cannot start connecting to rank %d (%s)", p, x->desc[p]);
             return -1;
@@ -101,13 +108,16 @@ static int start_connectors(struct cx *x)
     return 0;
 }
 
-static int bind_peer(struct cx *x, struct fab_ep *ep, int peer, const char *desc)
+static int bind_peer(struct cx *x, struct fab_ep *ep, int peer, int need)
 {
-    if (coll_link_bind(x->c, ep, peer, desc) != 0) {
+    enum jc_link_role role = x->c->nranks != 2   ? JC_LINK_BOTH
+                             : need == NEED_CONN ? JC_LINK_RIGHT
+                                                 : JC_LINK_LEFT;
+    if (coll_link_bind(x->c, ep, peer, role, x->desc[peer]) != 0) {
         x->c->ops->ep_close(ep);
         return -1;
     }
-    x->need[peer] = 0;
+    x->need[peer] &= (uint8_t)~need;
     x->missing--;
     return 0;
 }
@@ -115,13 +125,14 @@ static int bind_peer(struct cx *x, struct fab_ep *ep, int peer, const char *desc
 /* A connection accepted from a rank we expect, or dropped with a WARN. */
 static int on_accept(struct cx *x, struct fab_ep *ep, uint32_t tag, const char *peer)
 {
-    int from = (int)(tag & 0xffff);
-    if (tag >> 16 != JC_TAG_MAGIC || from >= x->c->rank || !x->need[from]) {
+    int from = (int)(tag & 0x7fff), pair = (tag & TAG_PAIR) != 0;
+    if (tag >> 16 != JC_TAG_MAGIC || from >= x->c->nranks || !(x->need[from] & NEED_ACC) ||
+        pair != (x->c->nranks == 2)) {
         JWARN("CollNet connect: dropped an unexpected connection from %s (tag %#x)", peer, tag);
         x->c->ops->ep_close(ep);
         return 0;
     }
-    return bind_peer(x, ep, from, x->desc[from]);
+    return bind_peer(x, ep, from, NEED_ACC);
 }
 
 /* One round over every connector and the listener: 1 if anything completed, < 0 on failure. */
@@ -135,7 +146,7 @@ static int round_once(struct cx *x)
         int r = jaccl_connector_step(x->conn[p], &ep);
         if (r != 0)
             x->conn[p] = NULL; /* done or failed: freed either way */
-        if (r < 0 || (r == 1 && bind_peer(x, ep, p, x->desc[p]) != 0))
+        if (r < 0 || (r == 1 && bind_peer(x, ep, p, NEED_CONN) != 0))
             return -1;
         moved |= r == 1;
     }

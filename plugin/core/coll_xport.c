@@ -15,14 +15,17 @@
 #include "core/coll.h"
 #include "util/log.h"
 
-struct jc_stream *coll_x_stream(struct coll_comm *c, int peer, int lane)
+/* Lanes < W go out to the right neighbour and come in from the left one (ring direction 0,
+ * and the mesh's lane 0); lanes >= W the other way round. */
+int coll_x_link(const struct coll_comm *c, int peer, int lane, int rx)
 {
-    return &c->links[c->link_of[peer]].s[lane];
+    int as_right = (lane < c->wires) != (rx != 0);
+    return as_right ? c->link_r[peer] : c->link_l[peer];
 }
 
-static struct jc_link *link_to(struct coll_comm *c, int peer)
+struct jc_stream *coll_x_stream(struct coll_comm *c, int peer, int lane, int rx)
 {
-    return &c->links[c->link_of[peer]];
+    return &c->links[coll_x_link(c, peer, lane, rx)].s[lane];
 }
 
 int jc_x_wires(const struct jc_xport *x)
@@ -32,40 +35,40 @@ int jc_x_wires(const struct jc_xport *x)
 
 int jc_x_can_send(struct jc_xport *x, int peer, int lane)
 {
-    struct jc_stream *s = coll_x_stream(xport_comm(x), peer, lane);
+    struct jc_stream *s = coll_x_stream(xport_comm(x), peer, lane, 0);
     return (int32_t)(s->granted - s->sent) > 0 && s->sent - s->sdone < JC_SEND_MAX;
 }
 
 int jc_x_can_recv(struct jc_xport *x, int peer, int lane)
 {
-    struct jc_stream *s = coll_x_stream(xport_comm(x), peer, lane);
+    struct jc_stream *s = coll_x_stream(xport_comm(x), peer, lane, 1);
     return s->posted - s->landed < JC_POST_MAX;
 }
 
 uint32_t jc_x_sent(struct jc_xport *x, int peer, int lane)
 {
-    return coll_x_stream(xport_comm(x), peer, lane)->sent;
+    return coll_x_stream(xport_comm(x), peer, lane, 0)->sent;
 }
 
 uint32_t jc_x_sdone(struct jc_xport *x, int peer, int lane)
 {
-    return coll_x_stream(xport_comm(x), peer, lane)->sdone;
+    return coll_x_stream(xport_comm(x), peer, lane, 0)->sdone;
 }
 
 uint32_t jc_x_posted(struct jc_xport *x, int peer, int lane)
 {
-    return coll_x_stream(xport_comm(x), peer, lane)->posted;
+    return coll_x_stream(xport_comm(x), peer, lane, 1)->posted;
 }
 
 uint32_t jc_x_landed(struct jc_xport *x, int peer, int lane)
 {
-    return coll_x_stream(xport_comm(x), peer, lane)->landed;
+    return coll_x_stream(xport_comm(x), peer, lane, 1)->landed;
 }
 
 char *jc_x_slot(struct jc_xport *x, int peer, int lane, int i, struct fab_mr **mr)
 {
     struct coll_comm *c = xport_comm(x);
-    int st = coll_x_stream(c, peer, lane)->stage;
+    int st = coll_x_stream(c, peer, lane, 1)->stage;
     if (mr)
         *mr = c->stage_mr;
     return c->stage_mem + ((size_t)st * JC_SLOTS + (size_t)i) * JC_FRAME_MAX;
@@ -73,7 +76,7 @@ char *jc_x_slot(struct jc_xport *x, int peer, int lane, int i, struct fab_mr **m
 
 int jc_x_slot_take(struct jc_xport *x, int peer, int lane)
 {
-    struct jc_stream *s = coll_x_stream(xport_comm(x), peer, lane);
+    struct jc_stream *s = coll_x_stream(xport_comm(x), peer, lane, 1);
     for (int i = 0; i < JC_SLOTS; i++) {
         if (!(s->busy & (1u << i))) {
             s->busy |= (uint8_t)(1u << i);
@@ -85,7 +88,7 @@ int jc_x_slot_take(struct jc_xport *x, int peer, int lane)
 
 void jc_x_slot_give(struct jc_xport *x, int peer, int lane, int i)
 {
-    coll_x_stream(xport_comm(x), peer, lane)->busy &= (uint8_t) ~(1u << i);
+    coll_x_stream(xport_comm(x), peer, lane, 1)->busy &= (uint8_t) ~(1u << i);
 }
 
 char *jc_x_own(struct jc_xport *x)
@@ -112,12 +115,12 @@ int jc_x_send(struct jc_xport *x, int peer, int lane, const void *buf, size_t le
               struct fab_mr *mr)
 {
     struct coll_comm *c = xport_comm(x);
-    struct jc_link *l = link_to(c, peer);
+    int li = coll_x_link(c, peer, lane, 0);
+    struct jc_link *l = &c->links[li];
     struct jc_stream *s = &l->s[lane];
     if (!l->ep)
         return -1;
-    int rc = c->ops->post_send(l->ep, lane, buf, len, mr,
-                               JC_WR(JC_WR_DSEND, c->link_of[peer], lane, s->sent));
+    int rc = c->ops->post_send(l->ep, lane, buf, len, mr, JC_WR(JC_WR_DSEND, li, lane, s->sent));
     if (rc != 0) {
         post_failed(c, l, rc, "send", len);
         return -1;
@@ -129,12 +132,12 @@ int jc_x_send(struct jc_xport *x, int peer, int lane, const void *buf, size_t le
 int jc_x_recv(struct jc_xport *x, int peer, int lane, void *buf, size_t len, struct fab_mr *mr)
 {
     struct coll_comm *c = xport_comm(x);
-    struct jc_link *l = link_to(c, peer);
+    int li = coll_x_link(c, peer, lane, 1);
+    struct jc_link *l = &c->links[li];
     struct jc_stream *s = &l->s[lane];
     if (!l->ep)
         return -1;
-    int rc = c->ops->post_recv(l->ep, lane, buf, len, mr,
-                               JC_WR(JC_WR_DRECV, c->link_of[peer], lane, s->posted));
+    int rc = c->ops->post_recv(l->ep, lane, buf, len, mr, JC_WR(JC_WR_DRECV, li, lane, s->posted));
     if (rc != 0) {
         post_failed(c, l, rc, "receive", len);
         return -1;

@@ -165,9 +165,13 @@ static int forge_connection(const struct sockaddr_storage *a, int *fds, int max)
     int n = h.nlanes < max ? h.nlanes : max;
     uint64_t conn_id = 0x5eed;
     for (int i = 0; i < n; i++) {
-        struct jaccl_hello hl = {.magic = JACCL_HELLO_MAGIC, .kind = h.kind,
-                                 .secret = h.secret ^ 0x1, .conn_id = conn_id,
-                                 .idx = (uint16_t)i, .count = (uint16_t)n, .blob_len = 0,
+        struct jaccl_hello hl = {.magic = JACCL_HELLO_MAGIC,
+                                 .kind = h.kind,
+                                 .secret = h.secret ^ 0x1,
+                                 .conn_id = conn_id,
+                                 .idx = (uint16_t)i,
+                                 .count = (uint16_t)n,
+                                 .blob_len = 0,
                                  .fabric = h.fabric};
         if ((fds[i] = stranger_socket(a)) < 0)
             return i;
@@ -195,8 +199,7 @@ static int stranger(void)
     MP_CHECK(closed_by_peer(junk, mp_scaled(5) * 1000), "the junk sender was not disconnected");
     for (int i = 0; i < nforged; i++)
         MP_CHECK(closed_by_peer(forged[i], mp_scaled(5) * 1000),
-                 "lane %d of %d of the wrong-secret connection was not disconnected", i,
-                 nforged);
+                 "lane %d of %d of the wrong-secret connection was not disconnected", i, nforged);
     mp_flag_set(2, F_STRANGERS_CHECKED, 1);
     mp_flag_wait(1, F_LISTEN_CLOSED, 1, mp_scaled(30) * 1000);
     MP_CHECK(closed_by_peer(silent, 2000), "the silent stranger is still connected after "

@@ -76,8 +76,7 @@ static void *connect_early(const struct mp_net *n, char *h)
         double t0 = mp_now();
         if (!MP_OK(mp_net_connect(n, n->dev, h, &s)))
             return NULL;
-        MP_CHECK(mp_now() - t0 < PROMPT_S, "connect call %d blocked for %.3f s", i,
-                 mp_now() - t0);
+        MP_CHECK(mp_now() - t0 < PROMPT_S, "connect call %d blocked for %.3f s", i, mp_now() - t0);
         if (!MP_CHECK(s == NULL, "connect call %d returned a comm before the peer accepted", i))
             return s;
         mp_sleep_ms(2);

@@ -6,6 +6,7 @@
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8
 . /run/jvm/env
 ulimit -l unlimited # ibv_reg_mr pins memory
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd # devtmpfs lacks it; bash's <(...) needs it
 ip link set lo up
 KV=$(uname -r)
 if [ ! -d /lib/modules/$KV ] && [ -d "$JVM_KROOT/lib/modules/$KV" ]; then

@@ -5,7 +5,8 @@
  *   rdma_p2p loss       the same under packet loss: each run must either complete with every
  *                       byte right (retransmitted) or fail with an error before the deadline;
  *                       prints which. A wrong byte or a hang fails.
- *   rdma_p2p bench SIZE...   one direction, rank 0 -> rank 1: MB/s per size ("jaccl SIZE MBPS")
+ *   rdma_p2p bench SIZE...   one direction, rank 0 -> rank 1: MB/s per size ("jaccl SIZE MBPS"),
+ *                       RDMA_WINDOW (default 8) requests in flight
  *
  * Rank r uses NCCL_JACCL_HCA from JACCL_RDMA_HCA_<r> (default "=rxe<r>") and
  * NCCL_JACCL_FABRIC=verbs unless the environment says otherwise. RDMA_TIMEOUT (s, default 120)
@@ -98,10 +99,12 @@ static int run_both(const struct mp_net *n, const struct mp_ring *r, const struc
     return 0;
 }
 
-/* One direction, a window of WINDOW requests: bytes per second at the receiver. */
+/* One direction, RDMA_WINDOW requests in flight (default 8, NCCL's NCCL_NET_MAX_REQUESTS):
+ * bytes per second at the receiver. */
 static void bench(const struct mp_net *n, const struct mp_ring *r, size_t size)
 {
-    size_t len = (size_t)WINDOW * (size + 4096);
+    int window = (int)mp_env_long("RDMA_WINDOW", 8);
+    size_t len = (size_t)window * (size + 4096);
     char *b = mp_alloc(len);
     void *comm = mp_rank == 0 ? r->scomm : r->rcomm, *mh = NULL;
     int iters = (int)mp_env_long("RDMA_ITERS", size >= (1u << 20) ? 32 : 256);
@@ -114,7 +117,7 @@ static void bench(const struct mp_net *n, const struct mp_ring *r, size_t size)
     f.net = n;
     f.comm = comm;
     f.is_send = mp_rank == 0;
-    f.window = WINDOW;
+    f.window = window;
     f.base = b;
     f.stride = size + 4096;
     f.mh = mh;

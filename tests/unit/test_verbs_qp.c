@@ -28,6 +28,7 @@ struct fix {
     struct fab_ep *a, *b;
     unsigned char blob_b[FAB_CONN_INFO_MAX];
     int blob_len;
+    int peer_fd; /* our end of the side channel stays open: closing it is a peer loss */
 };
 
 static struct fix F;
@@ -52,6 +53,7 @@ static int setup_type(const char *qp_type)
     assert_int_equal(fab_verbs_ops.ep_create(F.dom, F.cq, &attr, &F.b), 0);
     F.blob_len = fab_verbs_ops.ep_local_info(F.b, F.blob_b, sizeof(F.blob_b));
     assert_true(F.blob_len > 0);
+    F.peer_fd = -1;
     return 0;
 }
 
@@ -69,6 +71,8 @@ static int teardown(void **st)
 {
     fab_verbs_ops.ep_close(F.a);
     fab_verbs_ops.ep_close(F.b);
+    if (F.peer_fd >= 0)
+        close(F.peer_fd);
     fab_verbs_ops.cq_destroy(F.cq);
     fab_verbs_ops.domain_close(F.dom);
     fab_verbs_ops.fini();
@@ -93,7 +97,7 @@ static int connect_a(void)
 
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
     rc = fab_verbs_ops.ep_connect(F.a, F.blob_b, (size_t)F.blob_len, &sv[0], 1);
-    close(sv[1]);
+    F.peer_fd = sv[1];
     return rc;
 }
 
@@ -176,7 +180,32 @@ static void test_short_blob(void **st)
 
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
     assert_int_equal(fab_verbs_ops.ep_connect(F.a, F.blob_b, 8, &sv[0], 1), -EPROTO);
-    close(sv[1]);
+    F.peer_fd = sv[1];
+}
+
+/* NCCL registers sub-ranges of one buffer again and again: one hardware registration. */
+static void test_mr_cache(void **st)
+{
+    static char buf[3 * 4096] __attribute__((aligned(4096)));
+    struct fab_mr *a, *b, *c;
+    struct fab_remote_buf rb;
+    int base = fk_nreg; /* the endpoints' own registrations */
+
+    assert_int_equal(fab_verbs_ops.mr_reg(F.dom, buf, sizeof(buf), &a), 0);
+    assert_int_equal(fab_verbs_ops.mr_reg(F.dom, buf + 100, 5000, &b), 0);
+    assert_int_equal(fk_nreg, base + 1);
+    rb = fab_verbs_ops.mr_remote(b, buf + 200);
+    assert_int_equal(rb.addr, (uint64_t)(uintptr_t)(buf + 200));
+    assert_int_equal(rb.rkey, a->rkey);
+    fab_verbs_ops.mr_dereg(a);
+    assert_int_equal(fk_ndereg, 0); /* b still holds it */
+    assert_int_equal(fab_verbs_ops.mr_reg(F.dom, buf + 4096, 10, &c), 0);
+    assert_int_equal(fk_nreg, base + 1);
+    fab_verbs_ops.mr_dereg(b);
+    fab_verbs_ops.mr_dereg(c);
+    assert_int_equal(fk_ndereg, 1);
+    /* a range outside the registration is refused at post time */
+    assert_int_equal(fab_verbs_ops.post_recv(F.a, 0, buf, 10, NULL, 1), -EINVAL);
 }
 
 int main(void)
@@ -188,6 +217,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_rtr_failure_fails_endpoint, setup_uc, teardown),
             cmocka_unit_test_setup_teardown(test_blob_mismatch, setup_uc, teardown),
             cmocka_unit_test_setup_teardown(test_short_blob, setup_uc, teardown),
+            cmocka_unit_test_setup_teardown(test_mr_cache, setup_uc, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

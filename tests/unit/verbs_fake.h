@@ -53,6 +53,7 @@ static enum ibv_qp_state fk_fail_state = (enum ibv_qp_state) - 1; /* modify_qp t
 static struct fk_sent fk_sent[FK_MAX_LOG];
 static int fk_nsent;
 static int fk_nrecv;
+static int fk_nreg, fk_ndereg;
 static struct ibv_wc fk_wc[FK_MAX_LOG];
 static int fk_nwc, fk_wc_head;
 static uint32_t fk_next_qpn = 0x100;
@@ -61,7 +62,7 @@ FK_FN void fk_reset(void)
 {
     memset(fk_dev, 0, sizeof(fk_dev));
     memset(fk_list, 0, sizeof(fk_list));
-    fk_ndev = fk_nmod = fk_nsent = fk_nrecv = fk_nwc = fk_wc_head = 0;
+    fk_ndev = fk_nmod = fk_nsent = fk_nrecv = fk_nwc = fk_wc_head = fk_nreg = fk_ndereg = 0;
     fk_fail_state = (enum ibv_qp_state) - 1;
 }
 
@@ -172,6 +173,7 @@ FK_FN struct ibv_mr *fk_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int ac
     static uint32_t key = 0x500;
     struct ibv_mr *mr = calloc(1, sizeof(*mr));
 
+    fk_nreg++;
     mr->addr = addr;
     mr->length = len;
     mr->lkey = mr->rkey = key++;
@@ -179,6 +181,7 @@ FK_FN struct ibv_mr *fk_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int ac
 }
 static int fk_dereg_mr(struct ibv_mr *mr)
 {
+    fk_ndereg++;
     free(mr);
     return 0;
 }

@@ -31,8 +31,9 @@ static size_t guard_end(const struct mp_flow *f, int i)
     return end < f->stride ? end : f->stride;
 }
 
-/* Once per message, however often the post is retried: the payload for a send, the guard
- * pattern over the whole slot for a receive (so a write past the message shows). */
+/* Once per message, however often the post is retried: the payload for a send; for a receive
+ * the guard pattern over its capacity and GUARD_TAIL bytes behind it, so any byte written past
+ * the message shows. */
 static void prepare(struct mp_flow *f, int i)
 {
     if (!f->check || f->prepared == i + 1)

@@ -12,10 +12,9 @@
 #include "common/mp_pump.h"
 #include "common/mp_util.h"
 
-#define PUMP_BUF (4u << 20)
-#define F_PORT   MP_FLAG_HARNESS
-#define F_DONE   (MP_FLAG_HARNESS + 1)
-#define V_RATE   (MP_VALUES - 1)
+#define F_PORT MP_FLAG_HARNESS
+#define F_DONE (MP_FLAG_HARNESS + 1)
+#define V_RATE (MP_VALUES - 1)
 
 static int listen_lo(int *port)
 {
@@ -32,8 +31,18 @@ static int listen_lo(int *port)
     return fd;
 }
 
+/* Next chunk of a buffer of `span` bytes, wrapping around. */
+static char *chunk_at(char *buf, size_t span, size_t *off)
+{
+    if (*off + MP_PUMP_CHUNK > span)
+        *off = 0;
+    char *p = buf + *off;
+    *off += MP_PUMP_CHUNK;
+    return p;
+}
+
 /* Reads until EOF; the clock starts at the first byte, so connection set-up is not counted. */
-static double pump_rx(char *buf)
+static double pump_rx(char *buf, size_t span)
 {
     int port = 0, lfd = listen_lo(&port);
     if (lfd < 0)
@@ -45,8 +54,9 @@ static double pump_rx(char *buf)
         return -1;
     double t0 = 0;
     unsigned long long bytes = 0;
+    size_t off = 0;
     ssize_t r;
-    while ((r = read(fd, buf, PUMP_BUF)) > 0) {
+    while ((r = read(fd, chunk_at(buf, span, &off), MP_PUMP_CHUNK)) > 0) {
         if (!t0)
             t0 = mp_now();
         else
@@ -57,7 +67,7 @@ static double pump_rx(char *buf)
     return t0 && t > 0 ? (double)bytes / t / 1e9 : -1;
 }
 
-static double pump_tx(int rx, char *buf, double seconds)
+static double pump_tx(int rx, char *buf, size_t span, double seconds)
 {
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     if (mp_flag_wait(rx, F_PORT, 1, 10000) != 0)
@@ -70,27 +80,29 @@ static double pump_tx(int rx, char *buf, double seconds)
         return -1;
     }
     double end = mp_now() + seconds;
+    size_t off = 0;
     while (mp_now() < end)
-        if (write(fd, buf, PUMP_BUF) < 0)
+        if (write(fd, chunk_at(buf, span, &off), MP_PUMP_CHUNK) < 0)
             break;
     close(fd);
     return 0;
 }
 
-double mp_pump_tcp(int tx, int rx, double seconds)
+double mp_pump_tcp(int tx, int rx, double seconds, size_t span)
 {
-    char *buf = mp_alloc(PUMP_BUF);
+    span = span < MP_PUMP_CHUNK ? MP_PUMP_CHUNK : span;
+    char *buf = mp_alloc(span);
     double rate = 0;
     if (!buf)
         return -1;
-    mp_fill(buf, PUMP_BUF, 1); /* touch it: no page faults inside the timed loop */
+    mp_fill(buf, span, 1); /* touch it: no page faults inside the timed loop */
     mp_flag_set(rx, F_PORT, 0);
     mp_barrier();
     if (mp_rank == rx)
-        mp_value_set(V_RATE, pump_rx(buf));
+        mp_value_set(V_RATE, pump_rx(buf, span));
     else if (mp_rank == tx)
-        rate = pump_tx(rx, buf, seconds);
+        rate = pump_tx(rx, buf, span, seconds);
     mp_barrier();
-    mp_free(buf, PUMP_BUF);
+    mp_free(buf, span);
     return rate < 0 ? -1 : mp_value_get(rx, V_RATE);
 }
