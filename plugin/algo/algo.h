@@ -62,16 +62,26 @@ uint32_t jc_x_sent(struct jc_xport *x, int peer, int lane);
 uint32_t jc_x_sdone(struct jc_xport *x, int peer, int lane);
 uint32_t jc_x_posted(struct jc_xport *x, int peer, int lane);
 uint32_t jc_x_landed(struct jc_xport *x, int peer, int lane);
+
+/* Events of one operation so far: a cumulative stream counter minus the value it had when the
+ * operation started. 0 while an earlier operation's events are still being counted (two
+ * operations may share a stream; its events complete in order). */
+static inline uint32_t jc_since(uint32_t now, uint32_t base)
+{
+    int32_t d = (int32_t)(now - base);
+    return d > 0 ? (uint32_t)d : 0;
+}
 /* Staging slot i (< JC_SLOTS, JC_FRAME_MAX bytes) of the stream from (peer, lane). */
 char *jc_x_slot(struct jc_xport *x, int peer, int lane, int i, struct fab_mr **mr);
 /* Takes a free slot of that stream (-1: none free) / gives it back. Slots belong to the stream,
  * not to an operation: the next operation may post into them while this one finishes. */
 int jc_x_slot_take(struct jc_xport *x, int peer, int lane);
 void jc_x_slot_give(struct jc_xport *x, int peer, int lane, int i);
-/* One JC_FRAME_MAX buffer for the local contribution (mesh, in place). */
-char *jc_x_own(struct jc_xport *x);
-/* Registered scratch of at least len bytes, kept across operations; NULL if out of memory. */
-char *jc_x_scratch(struct jc_xport *x, size_t len, struct fab_mr **mr);
+/* Buffers of run slot `idx` (two operations may run at once, each in its own slot):
+ * one JC_FRAME_MAX buffer for the local contribution (mesh, in place), and registered scratch of
+ * at least len bytes, kept across operations (NULL if out of memory). */
+char *jc_x_own(struct jc_xport *x, int idx);
+char *jc_x_scratch(struct jc_xport *x, int idx, size_t len, struct fab_mr **mr);
 
 /* ---- algorithms ---- */
 struct jc_cur {
@@ -109,6 +119,7 @@ struct jc_mesh_run {
 
 struct jc_run {
     struct jc_op *op;
+    int idx; /* run slot: which scratch and own buffer are this run's */
     union {
         struct jc_ring_run ring;
         struct jc_mesh_run mesh;
@@ -128,12 +139,13 @@ const char *jc_algo_name(enum jc_algo a);
 const char *jc_kind_name(enum jc_kind k);
 uint32_t jc_op_sig(const struct jc_op *op);
 
-/* An algorithm in five steps, so that the next queued operation can post its receives (and
- * send their credits) while the current one finishes:
+/* An algorithm in steps, so that the next queued operation can start while the current one
+ * finishes (operations share streams, whose receives and sends must stay in schedule order):
  *   start       posting state only: no side effect on the caller's buffers, no sends;
- *   post        posts receives as credits allow (all an operation does before it is armed);
+ *   post        posts receives as credits allow (all it may do until it is armed);
  *   posted_all  1 once every receive of the operation is posted;
- *   arm         when it becomes the running operation: sends, scratch, local copies;
+ *   sent_all    1 once every send of the operation is posted;
+ *   arm         may send, reduce and touch its buffers (the one before has posted everything);
  *   advance     1 done, 0 in progress (more completions needed), < 0 failed.
  * *progress says whether a call did anything, so the caller knows when to sleep. Calls that
  * return int return < 0 on failure (the comm is then broken). */
@@ -141,6 +153,7 @@ struct jc_algo_ops {
     int (*start)(struct jc_run *run, struct jc_xport *x);
     int (*post)(struct jc_run *run, struct jc_xport *x, int *progress);
     int (*posted_all)(const struct jc_run *run);
+    int (*sent_all)(const struct jc_run *run);
     int (*arm)(struct jc_run *run, struct jc_xport *x);
     int (*advance)(struct jc_run *run, struct jc_xport *x, int *progress);
 };

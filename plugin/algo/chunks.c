@@ -114,12 +114,6 @@ void jc_frame(const struct jc_geom *g, const struct jc_range *r, size_t f, struc
 
 /* ---- shapes ---- */
 
-#include <stdlib.h>
-static size_t dev_env(const char *n, size_t d) { const char *v = getenv(n); return v ? (size_t)atol(v) : d; }
-#undef JC_MIN_SLICE
-#undef JC_FRAMES_SLICE
-#define JC_MIN_SLICE (dev_env("JACCL_DEV_MIN_SLICE", 64) * 1024)
-#define JC_FRAMES_SLICE dev_env("JACCL_DEV_FRAMES", 1)
 void jc_geom_ring_shape(struct jc_geom *g, int wires)
 {
     size_t cb = jc_chunk_max(g);

@@ -100,7 +100,7 @@ static int peer_post(struct jc_run *run, struct jc_xport *x, int p, int *prog)
 
 static int landed(struct jc_run *run, struct jc_xport *x, int k, size_t f)
 {
-    return k == run->op->g.rank || jc_x_landed(x, k, 0) - run->mesh.p[k].rbase > f;
+    return k == run->op->g.rank || jc_since(jc_x_landed(x, k, 0), run->mesh.p[k].rbase) > f;
 }
 
 /* In-place all-reduce: frame f of the input must have left for every peer. */
@@ -108,7 +108,7 @@ static int sent_everywhere(struct jc_run *run, struct jc_xport *x, size_t f)
 {
     const struct jc_geom *g = &run->op->g;
     for (int p = 0; p < g->nranks; p++)
-        if (p != g->rank && jc_x_sdone(x, p, 0) - run->mesh.p[p].sbase <= f)
+        if (p != g->rank && jc_since(jc_x_sdone(x, p, 0), run->mesh.p[p].sbase) <= f)
             return 0;
     return 1;
 }
@@ -118,7 +118,7 @@ static const char *contrib(struct jc_run *run, struct jc_xport *x, int k, const 
     const struct jc_op *op = run->op;
     if (k != op->g.rank)
         return jc_x_slot(x, k, 0, run->mesh.p[k].slot_of[run->mesh.ff % JC_POST_MAX], NULL);
-    return run->mesh.own_saved ? jc_x_own(x) : jc_at(&op->in, fr->lo);
+    return run->mesh.own_saved ? jc_x_own(x, run->idx) : jc_at(&op->in, fr->lo);
 }
 
 /* Peer k's frame ff is folded: its slot goes back to the stream. */
@@ -139,7 +139,7 @@ static int fold_first(struct jc_run *run, struct jc_xport *x, const struct jc_ra
         if (op->g.kind == JC_ALLREDUCE && !sent_everywhere(run, x, m->ff))
             return 0;
         if (op->g.rank >= 2) {
-            memcpy(jc_x_own(x), jc_at(&op->in, fr->lo), fr->len);
+            memcpy(jc_x_own(x, run->idx), jc_at(&op->in, fr->lo), fr->len);
             m->own_saved = 1;
         }
     }
@@ -186,8 +186,8 @@ static int mesh_done(struct jc_run *run, struct jc_xport *x)
         const struct jc_mpeer *mp = &run->mesh.p[p];
         if (p == g->rank)
             continue;
-        if (mp->sent < mp->nsend || jc_x_sdone(x, p, 0) - mp->sbase < mp->nsend ||
-            jc_x_landed(x, p, 0) - mp->rbase < mp->nrecv)
+        if (mp->sent < mp->nsend || jc_since(jc_x_sdone(x, p, 0), mp->sbase) < mp->nsend ||
+            jc_since(jc_x_landed(x, p, 0), mp->rbase) < mp->nrecv)
             return 0;
     }
     return 1;
@@ -211,6 +211,15 @@ static int mesh_posted_all(const struct jc_run *run)
     return 1;
 }
 
+static int mesh_sent_all(const struct jc_run *run)
+{
+    const struct jc_geom *g = &run->op->g;
+    for (int p = 0; p < g->nranks; p++)
+        if (run->mesh.p[p].sent < run->mesh.p[p].nsend)
+            return 0;
+    return 1;
+}
+
 static int mesh_advance(struct jc_run *run, struct jc_xport *x, int *progress)
 {
     const struct jc_geom *g = &run->op->g;
@@ -230,6 +239,7 @@ const struct jc_algo_ops jc_mesh_ops = {
         .start = mesh_start,
         .post = mesh_post,
         .posted_all = mesh_posted_all,
+        .sent_all = mesh_sent_all,
         .arm = mesh_arm,
         .advance = mesh_advance,
 };

@@ -106,7 +106,7 @@ static int ring_arm(struct jc_run *run, struct jc_xport *x)
     if (g->kind == JC_REDUCESCATTER) {
         /* Partial sums of other ranks' chunks need a home: never the caller's input. */
         rr->acc = (struct jc_buf){.base = g->wo, .len = g->wb};
-        rr->acc.p = jc_x_scratch(x, g->wb, &rr->acc.mr);
+        rr->acc.p = jc_x_scratch(x, run->idx, g->wb, &rr->acc.mr);
         if (!rr->acc.p)
             return -1;
     }
@@ -120,7 +120,7 @@ static void lane_process(struct jc_run *run, struct jc_xport *x, struct jc_rlane
 {
     const struct jc_op *op = run->op;
     const struct jc_geom *g = &op->g;
-    uint32_t landed = jc_x_landed(x, l->rpeer, l->lane) - l->rbase;
+    uint32_t landed = jc_since(jc_x_landed(x, l->rpeer, l->lane), l->rbase);
     /* Landings past nrecv belong to the next operation, which posted after us. */
     while (l->proc < landed && l->proc < l->nrecv) {
         if (jc_ring_reduces(g, l->qc.t)) {
@@ -199,8 +199,9 @@ static int lane_send(struct jc_run *run, struct jc_xport *x, struct jc_rlane *l,
 
 static int lane_done(struct jc_xport *x, const struct jc_rlane *l)
 {
+    /* >=: the next operation's sends may complete on the same stream after ours. */
     return l->proc == l->nrecv && l->sent == l->nsend &&
-           jc_x_sdone(x, l->speer, l->lane) - l->sbase == l->nsend;
+           jc_since(jc_x_sdone(x, l->speer, l->lane), l->sbase) >= l->nsend;
 }
 
 static int ring_post(struct jc_run *run, struct jc_xport *x, int *progress)
@@ -215,6 +216,14 @@ static int ring_posted_all(const struct jc_run *run)
 {
     for (int i = 0; i < run->ring.nl; i++)
         if (run->ring.l[i].posted < run->ring.l[i].nrecv)
+            return 0;
+    return 1;
+}
+
+static int ring_sent_all(const struct jc_run *run)
+{
+    for (int i = 0; i < run->ring.nl; i++)
+        if (run->ring.l[i].sent < run->ring.l[i].nsend)
             return 0;
     return 1;
 }
@@ -236,6 +245,7 @@ const struct jc_algo_ops jc_ring_ops = {
         .start = ring_start,
         .post = ring_post,
         .posted_all = ring_posted_all,
+        .sent_all = ring_sent_all,
         .arm = ring_arm,
         .advance = ring_advance,
 };

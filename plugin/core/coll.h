@@ -107,9 +107,9 @@ struct coll_comm {
      * and the other way round (as left neighbour). The same link except with two ranks, where
      * the single peer is both neighbours and gets two connections (two I/O paths). */
     int16_t link_r[JC_MAX_RANKS], link_l[JC_MAX_RANKS];
-    char *ctrl_mem, *stage_mem, *scratch;
-    size_t ctrl_len, stage_len, scratch_len;
-    struct fab_mr *ctrl_mr, *stage_mr, *scratch_mr;
+    char *ctrl_mem, *stage_mem, *scratch[2]; /* a scratch per run slot */
+    size_t ctrl_len, stage_len, scratch_len[2];
+    struct fab_mr *ctrl_mr, *stage_mr, *scratch_mr[2];
     int nstage;
     /* queue: API threads fill at q_tail (under qlock), the progress thread runs q_exec */
     pthread_mutex_t qlock;

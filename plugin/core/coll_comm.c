@@ -81,7 +81,8 @@ void coll_comm_free(struct coll_comm *c)
     coll_x_close_all(c);
     release_mem(c, &c->ctrl_mem, &c->ctrl_mr);
     release_mem(c, &c->stage_mem, &c->stage_mr);
-    release_mem(c, &c->scratch, &c->scratch_mr);
+    for (int i = 0; i < 2; i++)
+        release_mem(c, &c->scratch[i], &c->scratch_mr[i]);
     if (c->cq)
         c->ops->cq_destroy(c->cq);
     if (c->dom)
@@ -171,30 +172,31 @@ int coll_stage_alloc(struct coll_comm *c)
         if (p != c->rank)
             mark_stage(c, p, 0, &n);
     c->nstage = n;
-    c->stage_len = ((size_t)n * JC_SLOTS + 1) * JC_FRAME_MAX; /* + the mesh's own slot */
+    c->stage_len = ((size_t)n * JC_SLOTS + 2) * JC_FRAME_MAX; /* + the mesh's own, per run */
     c->stage_mem = alloc_pages(c->stage_len);
     if (!c->stage_mem || c->ops->mr_reg(c->dom, c->stage_mem, c->stage_len, &c->stage_mr) != 0)
         return -ENOMEM;
     return 0;
 }
 
-char *jc_x_scratch(struct jc_xport *x, size_t len, struct fab_mr **mr)
+char *jc_x_scratch(struct jc_xport *x, int idx, size_t len, struct fab_mr **mr)
 {
     struct coll_comm *c = xport_comm(x);
-    if (len > c->scratch_len) {
-        size_t want = len > 2 * c->scratch_len ? len : 2 * c->scratch_len;
+    if (len > c->scratch_len[idx]) {
+        size_t want = len > 2 * c->scratch_len[idx] ? len : 2 * c->scratch_len[idx];
         want = (want + 4095) & ~(size_t)4095;
-        release_mem(c, &c->scratch, &c->scratch_mr);
-        c->scratch_len = 0;
-        c->scratch = alloc_pages(want);
-        if (!c->scratch || c->ops->mr_reg(c->dom, c->scratch, want, &c->scratch_mr) != 0) {
-            release_mem(c, &c->scratch, &c->scratch_mr);
+        release_mem(c, &c->scratch[idx], &c->scratch_mr[idx]);
+        c->scratch_len[idx] = 0;
+        c->scratch[idx] = alloc_pages(want);
+        if (!c->scratch[idx] ||
+            c->ops->mr_reg(c->dom, c->scratch[idx], want, &c->scratch_mr[idx]) != 0) {
+            release_mem(c, &c->scratch[idx], &c->scratch_mr[idx]);
             return NULL;
         }
-        c->scratch_len = want;
+        c->scratch_len[idx] = want;
     }
-    *mr = c->scratch_mr;
-    return c->scratch ? c->scratch : c->stage_mem; /* len 0: any valid pointer */
+    *mr = c->scratch_mr[idx];
+    return c->scratch[idx] ? c->scratch[idx] : c->stage_mem; /* len 0: any valid pointer */
 }
 
 /* Signals stay with the application's threads. */

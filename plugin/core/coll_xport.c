@@ -91,10 +91,10 @@ void jc_x_slot_give(struct jc_xport *x, int peer, int lane, int i)
     coll_x_stream(xport_comm(x), peer, lane, 1)->busy &= (uint8_t) ~(1u << i);
 }
 
-char *jc_x_own(struct jc_xport *x)
+char *jc_x_own(struct jc_xport *x, int idx)
 {
     struct coll_comm *c = xport_comm(x);
-    return c->stage_mem + (size_t)c->nstage * JC_SLOTS * JC_FRAME_MAX;
+    return c->stage_mem + ((size_t)c->nstage * JC_SLOTS + (size_t)idx) * JC_FRAME_MAX;
 }
 
 /* A post fails when the endpoint broke under us (the completion saying why may still be on

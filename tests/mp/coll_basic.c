@@ -53,6 +53,14 @@ static int run_counts(struct cn *n, int kind, const struct scenario *s, uint64_t
     static const int types[] = {ncclFloat32, ncclBfloat16, ncclInt8, ncclFloat64};
     size_t counts[16];
     int nc = edge_counts(s->nranks, s->wires, counts), ok = 1;
+    /* Chunks large enough for both directions and several wires (the ring splits only chunks
+     * of 512 KiB and more), with parts that are not a multiple of the 512 KiB frame. */
+    size_t per_chunk[] = {70003 * 2, 270013};
+    for (int i = 0; i < 2; i++) {
+        size_t c = per_chunk[i] * (kind == 0 ? (size_t)s->nranks : 1);
+        struct cn_case k = {kind, ncclFloat32, ncclSum, c, 0, SIZE_MAX, i, (*seed)++};
+        ok &= cn_run(n, k);
+    }
     for (int i = 0; i < nc; i++)
         for (int in_place = 0; in_place < 2; in_place++) {
             int type = types[(i + in_place) % 4];

@@ -22,6 +22,8 @@ export NCCL_JACCL_FABRIC=verbs
 # their progress threads and the soft-RoCE kernel work stall longer than that now and then.
 export NCCL_JACCL_TIMEOUT=${NCCL_JACCL_TIMEOUT:-10}
 export JACCL_TEST_RANK_ENV_0="NCCL_JACCL_HCA==rxe0" JACCL_TEST_RANK_ENV_1="NCCL_JACCL_HCA==rxe1"
+# Peers are 10.77.0.x here, not 127.0.0.1: for tests that look for the peer's address in WARNs.
+export JACCL_TEST_PEER_MATCH=10.77.0.
 STEP_TMO=${RDMA_STEP_TIMEOUT:-420}
 pass=0
 fail=0

@@ -213,6 +213,5 @@ void fab_verbs_fini(void)
     g_ndev = 0;
     if (g_list && g_L)
         g_L->free_device_list(g_list);
-    g_list = NULL;
-    g_why = "init() was not called";
+    g_list = NULL; /* g_why stays: the fallback INFO line reads it after fini */
 }

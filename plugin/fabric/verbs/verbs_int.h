@@ -303,6 +303,23 @@ struct fab_ep {
     struct vb_lane lane[];
 };
 
+/* ---- shared by the protocol's files (verbs_tx.c, verbs_rel.c, verbs_rx.c) ---- */
+static inline struct vb_msg *vb_msg_at(struct vb_lane *l, uint32_t idx)
+{
+    return &l->mq[idx % l->mq_cap];
+}
+
+static inline struct vb_seg *vb_seg_at(struct vb_tx *tx, uint32_t seq)
+{
+    return &tx->seg[seq % VB_SEG_WIN];
+}
+
+/* a - b as a signed distance (sequence numbers wrap at 2^32) */
+static inline int32_t vb_sdiff(uint32_t a, uint32_t b)
+{
+    return (int32_t)(a - b);
+}
+
 /* verbs_ep.c */
 int fab_verbs_side_socks(const struct fab_ep_attr *attr);
 int fab_verbs_ep_create(struct fab_domain *dom, struct fab_cq *cq, const struct fab_ep_attr *attr,
@@ -339,7 +356,8 @@ int fab_verbs_post_write_imm(struct fab_ep *ep, int lane, const void *buf, size_
 /* Posts `n` zero-length receives on the lane's QP. */
 int vb_post_hw_recvs(struct fab_ep *ep, struct vb_lane *l, int n);
 
-/* verbs_rel.c: the reliability protocol, all under ep->mu */
+/* verbs_tx.c (segments, posting, completions) and verbs_rel.c (acknowledgements, loss
+ * recovery, the window): the sender side of the protocol, all under ep->mu */
 void vb_tx_init(struct vb_tx *tx, uint64_t now);
 /* Transmits what the window, the hardware queue and the peer's advertised RECVs allow. */
 void vb_tx_pump(struct fab_ep *ep, struct vb_lane *l, uint64_t now);

@@ -1,0 +1,208 @@
+/* Sender side of the data path: caller posts cut into segments (WRITE_IMMs into the caller's
+ * remote buffer or, for a SEND, into the RECV it consumes, as the peer advertised it), posted in
+ * chains, retired by send CQEs, and completed to the caller once acknowledged (verbs_rel.c says
+ * when that is). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <string.h>
+
+#include "fabric/verbs/verbs_int.h"
+
+/* A SEND goes straight into the RECV it consumes: the k-th message of a lane consumes the k-th
+ * RECV the peer posted there. 0 while that RECV's advertisement has not arrived yet. */
+static int tx_send_dst(struct vb_lane *l, struct vb_msg *m, uint32_t k)
+{
+    const struct vb_adv *a;
+
+    if (m->have_dst)
+        return 1;
+    if (l->adv_cap == 0 || vb_sdiff(l->adv_n, k) <= 0)
+        return 0;
+    a = &l->adv[k % l->adv_cap];
+    m->raddr = a->addr;
+    m->rkey = a->rkey;
+    m->too_long = m->len > a->cap;
+    m->have_dst = 1;
+    return 1;
+}
+
+/* Cuts the next segment off the message queue into seq tx->nxt; 0 when there is none yet. A
+ * SEND too long for its RECV becomes one empty segment that makes the receiver fail LEN_ERR. */
+static int tx_new_seg(struct fab_ep *ep, struct vb_lane *l)
+{
+    struct vb_tx *tx = &l->tx;
+    struct vb_msg *m;
+    struct vb_seg *s;
+    size_t left, n;
+    int final;
+
+    if (tx->msg_cur == l->mq_tail)
+        return 0;
+    m = vb_msg_at(l, tx->msg_cur);
+    if (m->is_send && !tx_send_dst(l, m, tx->msg_cur))
+        return 0;
+    left = m->too_long ? 0 : m->len - tx->cur_off;
+    n = left < ep->seg_size ? left : ep->seg_size;
+    final = tx->cur_off + n == m->len || m->too_long;
+    s = vb_seg_at(tx, tx->nxt);
+    memset(s, 0, sizeof(*s));
+    s->msg = tx->msg_cur;
+    s->off = tx->cur_off;
+    s->len = (uint32_t)n;
+    if (m->is_send)
+        s->type = final ? VB_SEND_FINAL : VB_SEND_PART;
+    else
+        s->type = final ? VB_WRITE_FINAL : VB_WRITE_PART;
+    tx->cur_off += n;
+    if (final) {
+        m->all_segs = 1;
+        m->last_seq = tx->nxt;
+        tx->msg_cur++;
+        tx->cur_off = 0;
+    }
+    tx->nxt++;
+    return 1;
+}
+
+static void tx_fill_wr(struct fab_ep *ep, struct vb_lane *l, uint32_t seq, struct ibv_send_wr *wr,
+                       struct ibv_sge *sge)
+{
+    struct vb_tx *tx = &l->tx;
+    struct vb_seg *s = vb_seg_at(tx, seq);
+    struct vb_msg *m = vb_msg_at(l, s->msg);
+    uint32_t lo = 0;
+
+    if (s->type == VB_WRITE_FINAL)
+        lo = m->imm;
+    else if (s->type == VB_SEND_FINAL && m->too_long)
+        lo = VB_SEND_TOO_LONG;
+    memset(wr, 0, sizeof(*wr));
+    sge->addr = (uint64_t)(uintptr_t)(m->buf + s->off);
+    sge->length = s->len;
+    sge->lkey = m->lkey;
+    wr->sg_list = s->len ? sge : NULL;
+    wr->num_sge = s->len ? 1 : 0;
+    wr->opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+    wr->send_flags = 0; /* vb_tx_pump signals some */
+    wr->imm_data = htonl(vb_imm_make((enum vb_seg_type)s->type, tx->epoch, seq, lo));
+    wr->wr.rdma.remote_addr = m->raddr + s->off;
+    wr->wr.rdma.rkey = m->rkey;
+}
+
+/* The hardware now reads the segment's buffer once more. */
+static void tx_account(struct fab_ep *ep, struct vb_lane *l, uint32_t seq, int sig, uint64_t now)
+{
+    struct vb_tx *tx = &l->tx;
+    struct vb_seg *s = vb_seg_at(tx, seq);
+    uint32_t slot = (tx->hw_head + tx->hw_n) % VB_HW_SQ;
+
+    ep->stats.segs++;
+    if (vb_sdiff(seq, tx->high) < 0) {
+        s->retx = 1;
+        ep->stats.retx++;
+    } else {
+        tx->high = seq + 1;
+    }
+    s->tx_ns = now;
+    vb_msg_at(l, s->msg)->hw_refs++;
+    tx->hwq[slot] = s->msg;
+    tx->hw_len[slot] = s->len;
+    tx->hw_sig[slot] = sig;
+    tx->hw_n++;
+    tx->hw_bytes += s->len;
+}
+
+/* Posts segments [first, first + n) as one chain: one doorbell for the batch. Only every
+ * VB_SIGNAL_EVERY-th WR and the last of the chain ask for a CQE: a send CQE means the QP is
+ * done with that WR and every WR before it, and each CQE costs the progress thread a turn. */
+static int tx_post(struct fab_ep *ep, struct vb_lane *l, uint32_t first, int n,
+                   struct ibv_send_wr *wr, uint64_t now)
+{
+    struct ibv_send_wr *bad = NULL;
+    int rc;
+
+    if (n == 0)
+        return 0;
+    wr[n - 1].next = NULL;
+    for (int i = 0; i < n; i++) {
+        if (++l->tx.unsignaled >= VB_SIGNAL_EVERY || i == n - 1) {
+            wr[i].send_flags |= IBV_SEND_SIGNALED;
+            l->tx.unsignaled = 0;
+        }
+    }
+    rc = ep->L->post_send(l->qp, wr, &bad);
+    if (rc != 0) {
+        vb_ep_fail(ep, FAB_WC_LOCAL_ERR, "posting to QP %u (lane %d) failed: %s", l->qp->qp_num,
+                   l->idx, strerror(rc > 0 ? rc : errno));
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        tx_account(ep, l, first + (uint32_t)i, !!(wr[i].send_flags & IBV_SEND_SIGNALED), now);
+    return 0;
+}
+
+#define VB_POST_BATCH 32
+
+void vb_tx_pump(struct fab_ep *ep, struct vb_lane *l, uint64_t now)
+{
+    struct vb_tx *tx = &l->tx;
+    struct ibv_send_wr wr[VB_POST_BATCH];
+    struct ibv_sge sge[VB_POST_BATCH];
+    uint32_t first = tx->snd;
+    size_t bytes = 0;
+    int n = 0;
+
+    if (atomic_load(&ep->status) != FAB_WC_OK || !ep->peer_ready || tx->probe_pending)
+        return;
+    while (tx->hw_n + (uint32_t)n < VB_HW_SQ && tx->hw_bytes + bytes < VB_HW_BYTES &&
+           tx->snd - tx->una < tx->cwnd) {
+        if (tx->snd == tx->nxt && !tx_new_seg(ep, l))
+            break;
+        tx_fill_wr(ep, l, tx->snd, &wr[n], &sge[n]);
+        if (n > 0)
+            wr[n - 1].next = &wr[n];
+        bytes += vb_seg_at(tx, tx->snd)->len;
+        tx->snd++;
+        if (++n == VB_POST_BATCH) {
+            if (tx_post(ep, l, first, n, wr, now) != 0)
+                return;
+            first = tx->snd;
+            n = 0;
+            bytes = 0;
+        }
+    }
+    tx_post(ep, l, first, n, wr, now);
+}
+
+/* A signaled WR completed: so did every unsignaled one posted before it. */
+void vb_tx_on_send_cqe(struct fab_ep *ep, struct vb_lane *l)
+{
+    struct vb_tx *tx = &l->tx;
+    int sig = 0;
+
+    while (tx->hw_n > 0 && !sig) {
+        sig = tx->hw_sig[tx->hw_head];
+        vb_msg_at(l, tx->hwq[tx->hw_head])->hw_refs--;
+        tx->hw_bytes -= tx->hw_len[tx->hw_head];
+        tx->hw_head = (tx->hw_head + 1) % VB_HW_SQ;
+        tx->hw_n--;
+    }
+}
+
+void vb_tx_complete(struct fab_ep *ep, struct vb_lane *l)
+{
+    while (l->mq_head != l->tx.msg_cur) {
+        struct vb_msg *m = vb_msg_at(l, l->mq_head);
+        struct fab_wc wc = {.wr_id = m->wr_id,
+                            .ep = ep,
+                            .status = FAB_WC_OK,
+                            .len = (uint32_t)m->len,
+                            .lane = l->idx};
+
+        if (!m->all_segs || vb_sdiff(l->tx.una, m->last_seq) <= 0 || m->hw_refs > 0)
+            break;
+        wc.op = m->is_send ? FAB_WC_SEND : FAB_WC_WRITE;
+        l->mq_head++;
+        vb_cq_push(ep->cq, &wc);
+    }
+}
