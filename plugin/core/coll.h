@@ -118,10 +118,13 @@ struct coll_comm {
     /* progress thread */
     pthread_t thread;
     int started;
-    atomic_int closing;   /* closeColl: say goodbye to every peer, then leave */
-    atomic_int error;     /* ncclResult_t; sticky */
-    struct coll_req *cur; /* the running operation */
-    struct coll_req *nxt; /* the next one, posting its receives early (or NULL) */
+    atomic_int closing;       /* closeColl: say goodbye to every peer, then leave */
+    atomic_int error;         /* ncclResult_t; sticky */
+    struct coll_req *cur;     /* the oldest unfinished operation */
+    struct coll_req *nxt;     /* the one behind it, started early (or NULL) */
+    int cur_armed, nxt_armed; /* may send and reduce (else only post receives) */
+    int nxt_over;             /* nxt finished first: completed right after cur */
+    ncclResult_t nxt_rc;
     uint64_t cur_t0, cur_warn;
     struct jc_run run[2]; /* run[cur_run] belongs to cur, the other one to nxt */
     int cur_run;
@@ -162,8 +165,8 @@ void coll_x_grants(struct coll_comm *c);
 int coll_x_link(const struct coll_comm *c, int peer, int lane, int rx);
 struct jc_stream *coll_x_stream(struct coll_comm *c, int peer, int lane, int rx);
 void coll_x_close_all(struct coll_comm *c);
-/* Fails the comm if a peer already said it runs operation `seq` with another signature. */
-void coll_x_check_sig(struct coll_comm *c, uint64_t seq, uint32_t sig);
+/* Fails the comm if a peer said it runs operation q->seq with another signature. */
+void coll_x_check_sig(struct coll_comm *c, const struct coll_req *q);
 /* Sends goodbyes not sent yet; returns how many peers have not said theirs. */
 int coll_x_bye(struct coll_comm *c);
 /* Marks the comm broken (first cause wins: one WARN), closes every endpoint. */

@@ -1,104 +1,140 @@
 /* Running the queued operations of a comm, in order, on the progress thread.
  *
- * One operation runs at a time (c->cur). While it finishes, the next queued one (c->nxt) may
- * already post its receives and so send their credits, once the running one has posted all of
- * its own: every stream then still receives in schedule order, and the next operation's first
- * frames do not wait for a credit round trip. It is armed (allowed to send and to touch the
- * caller's memory) only when it becomes the running one. */
+ * Up to two operations are under way: cur, the oldest, and nxt, the one queued behind it. nxt
+ * starts by posting its receives (and so sending their credits) once cur has posted all of its
+ * own, and is armed (may send and reduce) once cur has also posted all of its sends: every
+ * stream then still sees the two operations' messages in schedule order, and nxt's reduce-scatter
+ * overlaps cur's last frames instead of waiting for them. Requests complete in order: an nxt that
+ * finishes first is completed right after cur. */
 #include "core/coll.h"
 #include "core/state.h"
 #include "util/clock.h"
 #include "util/log.h"
 
-static struct jc_run *run_of(struct coll_comm *c, int next)
+static struct jc_run *run_of(struct coll_comm *c, int behind)
 {
-    return &c->run[c->cur_run ^ next];
+    return &c->run[c->cur_run ^ behind];
 }
 
-static void begin(struct coll_comm *c, struct coll_req *q, struct jc_run *r)
+static const struct jc_algo_ops *ops_of(const struct coll_req *q)
 {
-    const struct jc_algo_ops *a = jc_algo_ops_of(q->op.algo);
+    return jc_algo_ops_of(q->op.algo);
+}
+
+static ncclResult_t comm_error(struct coll_comm *c)
+{
+    return (ncclResult_t)atomic_load(&c->error);
+}
+
+static void begin(struct coll_comm *c, struct coll_req *q, int behind)
+{
+    struct jc_run *r = run_of(c, behind);
     r->op = &q->op;
-    if (a)
-        a->start(r, coll_xport(c));
+    r->idx = c->cur_run ^ behind;
+    if (ops_of(q))
+        ops_of(q)->start(r, coll_xport(c));
 }
 
-static void finish(struct coll_comm *c, ncclResult_t rc)
+/* 1 if q is already over (a local copy, or a broken comm), 0 if it now runs. */
+static int arm(struct coll_comm *c, struct coll_req *q, int behind)
 {
-    coll_finish(c, c->cur, rc);
-    c->cur = NULL;
-}
-
-/* c->cur becomes the running operation. 1 if it is already over (a local copy, or a broken
- * comm), 0 if it now runs. */
-static int arm(struct coll_comm *c)
-{
-    struct jc_op *op = &c->cur->op;
-    const struct jc_algo_ops *a = jc_algo_ops_of(op->algo);
-    c->cur_t0 = jaccl_now_ns();
-    c->cur_warn = jaccl_timeout_ns();
-    coll_x_check_sig(c, c->cur->seq, op->sig);
-    if (atomic_load(&c->error) != ncclSuccess)
+    coll_x_check_sig(c, q);
+    if (comm_error(c) != ncclSuccess)
         return 1;
-    if (!a)
-        return jc_local_run(op);
-    if (a->arm(run_of(c, 0), coll_xport(c)) != 0) {
-        coll_fail(c, ncclSystemError, "no memory for %s of %zu bytes", jc_kind_name(op->g.kind),
-                  jc_total(&op->g));
+    if (!ops_of(q))
+        return jc_local_run(&q->op);
+    if (ops_of(q)->arm(run_of(c, behind), coll_xport(c)) != 0) {
+        coll_fail(c, ncclSystemError, "no memory for %s of %zu bytes", jc_kind_name(q->op.g.kind),
+                  jc_total(&q->op.g));
         return 1;
     }
     return 0;
 }
 
-/* The operation posting ahead if there is one, else the next in the queue. 0 if none. */
-static int take(struct coll_comm *c)
+static void become_cur(struct coll_comm *c)
 {
-    if (c->nxt) {
-        c->cur = c->nxt;
-        c->nxt = NULL;
-        c->cur_run ^= 1;
-    } else if ((c->cur = coll_next(c, 0)) != NULL) {
-        begin(c, c->cur, run_of(c, 0));
-    } else {
-        return 0;
-    }
-    if (arm(c))
-        finish(c, (ncclResult_t)atomic_load(&c->error));
-    return 1;
+    c->cur_t0 = jaccl_now_ns();
+    c->cur_warn = jaccl_timeout_ns();
 }
 
-static int look_ahead(struct coll_comm *c, int *progress)
+/* Completes cur; nxt takes its place (and is completed too if it already finished). */
+static void complete(struct coll_comm *c, ncclResult_t rc)
+{
+    coll_finish(c, c->cur, rc);
+    c->cur = c->nxt;
+    c->cur_armed = c->nxt_armed;
+    c->nxt = NULL;
+    c->nxt_armed = 0;
+    c->cur_run ^= 1;
+    if (!c->cur)
+        return;
+    become_cur(c);
+    if (c->nxt_over) {
+        c->nxt_over = 0;
+        complete(c, c->nxt_rc);
+    }
+}
+
+/* nxt: start once cur posted all its receives, arm once cur posted all its sends. */
+static int behind(struct coll_comm *c, int *progress)
 {
     if (!c->nxt) {
         struct coll_req *q = coll_next(c, 1);
-        const struct jc_algo_ops *a = jc_algo_ops_of(c->cur->op.algo);
-        if (!q || !jc_algo_ops_of(q->op.algo) || !a->posted_all(run_of(c, 0)))
+        if (!q || !ops_of(q) || !ops_of(c->cur)->posted_all(run_of(c, 0)))
             return 0;
         c->nxt = q;
-        begin(c, q, run_of(c, 1));
+        begin(c, q, 1);
         *progress = 1;
     }
-    return jc_algo_ops_of(c->nxt->op.algo)->post(run_of(c, 1), coll_xport(c), progress);
+    if (c->nxt_over)
+        return 0;
+    if (!c->nxt_armed) {
+        if (!ops_of(c->cur)->sent_all(run_of(c, 0)))
+            return ops_of(c->nxt)->post(run_of(c, 1), coll_xport(c), progress);
+        c->nxt_armed = 1;
+        *progress = 1;
+        if (arm(c, c->nxt, 1)) {
+            c->nxt_over = 1;
+            c->nxt_rc = comm_error(c);
+            return 0;
+        }
+    }
+    int r = ops_of(c->nxt)->advance(run_of(c, 1), coll_xport(c), progress);
+    if (r != 0) {
+        c->nxt_over = 1;
+        c->nxt_rc = r > 0 ? ncclSuccess : comm_error(c);
+    }
+    return r < 0 ? -1 : 0;
 }
 
 int coll_run_ops(struct coll_comm *c)
 {
     int prog = 0;
-    if (!c->cur && !take(c))
-        return 0;
-    if (!c->cur)
-        return 1;
-    ncclResult_t err = (ncclResult_t)atomic_load(&c->error);
-    if (err != ncclSuccess) {
-        finish(c, err);
+    if (!c->cur) {
+        if (!(c->cur = coll_next(c, 0)))
+            return 0;
+        c->cur_armed = 0;
+        begin(c, c->cur, 0);
+        become_cur(c);
+        prog = 1;
+    }
+    if (comm_error(c) != ncclSuccess) {
+        complete(c, comm_error(c));
         return 1;
     }
-    int r = jc_algo_ops_of(c->cur->op.algo)->advance(run_of(c, 0), coll_xport(c), &prog);
+    if (!c->cur_armed) {
+        c->cur_armed = 1;
+        if (arm(c, c->cur, 0)) {
+            complete(c, comm_error(c));
+            return 1;
+        }
+    }
+    int r = ops_of(c->cur)->advance(run_of(c, 0), coll_xport(c), &prog);
     if (r != 0) {
-        finish(c, r > 0 ? ncclSuccess : (ncclResult_t)atomic_load(&c->error));
+        complete(c, r > 0 ? ncclSuccess : comm_error(c));
         return 1;
     }
-    if (look_ahead(c, &prog) != 0)
-        return 1; /* the comm broke: the next round fails what is queued */
+    if (behind(c, &prog) != 0)
+        return 1; /* the comm broke: the next round fails what is left */
     return prog;
 }

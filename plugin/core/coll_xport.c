@@ -222,7 +222,9 @@ static void on_ctrl(struct coll_comm *c, struct jc_link *l, int li, uint32_t idx
     if (m.flags & JC_CTRL_BYE)
         l->bye_rcvd = 1;
     if (c->cur)
-        coll_x_check_sig(c, c->cur->seq, c->cur->op.sig);
+        coll_x_check_sig(c, c->cur);
+    if (c->nxt && c->nxt_armed)
+        coll_x_check_sig(c, c->nxt);
     if (atomic_load(&c->error) != ncclSuccess)
         return;
     if (c->ops->post_recv(l->ep, c->ndata, &l->rx[idx % JC_CTRL_N], sizeof(m), c->ctrl_mr,
@@ -231,17 +233,17 @@ static void on_ctrl(struct coll_comm *c, struct jc_link *l, int li, uint32_t idx
         coll_fail(c, ncclSystemError, "reposting a control receive for rank %d failed", l->peer);
 }
 
-void coll_x_check_sig(struct coll_comm *c, uint64_t seq, uint32_t sig)
+void coll_x_check_sig(struct coll_comm *c, const struct coll_req *q)
 {
     for (int i = 0; i < c->nlinks; i++) {
         const struct jc_link *l = &c->links[i];
-        if (l->peer < 0 || l->peer_seq != seq || l->peer_sig == sig)
+        if (l->peer < 0 || l->peer_seq != q->seq || l->peer_sig == q->op.sig)
             continue;
         coll_fail(c, ncclInvalidUsage,
                   "rank %d (%s) runs a different collective as operation #%llu than this rank "
                   "(%s of %zu bytes): every rank must issue the same operations in the same order",
-                  l->peer, l->desc, (unsigned long long)seq, jc_kind_name(c->cur->op.g.kind),
-                  jc_total(&c->cur->op.g));
+                  l->peer, l->desc, (unsigned long long)q->seq, jc_kind_name(q->op.g.kind),
+                  jc_total(&q->op.g));
         return;
     }
 }
