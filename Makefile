@@ -106,9 +106,10 @@ test-rdma:
 	tests/rdma/deps.sh
 	$(MAKE) all $(RDMA_BIN)
 	tests/rdma/image.sh
-	BUILD=$(BUILD) tests/rdma/vm.sh -t $(RDMA_VM_TIMEOUT) -e BUILD -e RDMA_BENCH -e RDMA_FULL -- tests/rdma/suite.sh
+	BUILD=$(abspath $(BUILD)) tests/rdma/vm.sh -t $(RDMA_VM_TIMEOUT) -x $(BUILD) \
+	    -e BUILD -e RDMA_BENCH -e RDMA_FULL -- tests/rdma/suite.sh
 
-$(BUILD)/tests/rdma_%: tests/rdma/%.c $(MP_COMMON) $(wildcard tests/mp/common/*.h) $(INTERNAL)
+$(BUILD)/tests/rdma_%: tests/rdma/rdma_%.c $(MP_COMMON) $(wildcard tests/mp/common/*.h) $(INTERNAL)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests/mp $< $(MP_COMMON) -o $@ $(INTERNAL) $(LDSAN) $(LDLIBS)
 

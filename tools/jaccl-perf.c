@@ -122,11 +122,15 @@ static void print_header(const struct p2p_run *p, double raw)
     printf("# NCCL_JACCL_NSOCKS=%s, window %d, warmup %d, iterations %s\n",
            ns && *ns ? ns : "(default)", p->o->window, p->o->warmup,
            p->o->iters ? "fixed (-n)" : "scaled by size");
+    char b[16];
     printf("# raw TCP loopback pump (1 stream, 4 MiB writes): %.2f GB/s before the sweep, "
-           "%.2f after, mean %.2f\n#\n",
+           "%.2f after, mean %.2f\n",
            p->raw[0], p->raw[1], raw);
-    printf("# %10s %8s %11s %11s %11s %8s\n", "size", "iters", "time_us", "algbw_GB/s", "lat_us",
-           "vs_raw");
+    printf("# the same pump cycling through %s (memory traffic of the largest message): "
+           "%.2f GB/s\n#\n",
+           mp_fmt_bytes(p->o->max_bytes, b, sizeof(b)), p->span);
+    printf("# %10s %8s %11s %11s %11s %8s %8s\n", "size", "iters", "time_us", "algbw_GB/s",
+           "lat_us", "vs_raw", "vs_span");
 }
 
 /* Rank 0 prints the whole table once the second pump has run. */

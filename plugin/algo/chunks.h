@@ -26,7 +26,7 @@
 #define JC_FRAME_MIN    4096u
 #define JC_FRAME_MAX    (512u * 1024u)
 #define JC_MIN_SLICE    (256u * 1024u) /* a ring part smaller than this is not split further */
-#define JC_FRAMES_SLICE 1             /* frame = largest class not above part / this */
+#define JC_FRAMES_SLICE 1              /* frame = largest class not above part / this */
 
 enum jc_kind { JC_ALLREDUCE = 0, JC_REDUCESCATTER = 1, JC_ALLGATHER = 2 };
 

@@ -23,20 +23,18 @@ perftest() { # size -> MB/s (average) of ib_write_bw -c UC
         awk -v s="$1" '$1 == s { print $4 }'
     wait
 }
-declare -A J
-out=$(mktemp)
-timeout 900 "$BUILD/tests/rdma_p2p" bench $SIZES >"$out" 2>/dev/null
-while read -r tag size mbps; do
-    [ "$tag" = jaccl ] && J[$size]=$mbps
-done <"$out"
-rm -f "$out"
+jaccl() { # size -> MB/s of rdma_p2p bench
+    timeout 600 "$BUILD/tests/rdma_p2p" bench "$1" 2>/dev/null | awk -v s="$1" '$1 == "jaccl" && $2 == s { print $3 }'
+}
+# One size at a time, perftest then jaccl, so both see the same (shared, noisy) machine.
 printf '%-10s %14s %16s %8s\n' bytes "jaccl MB/s" "perftest MB/s" ratio
 ok=1
 for s in $SIZES; do
     p=$(perftest "$s")
-    j=${J[$s]:-}
-    [ -n "$j" ] && [ -n "$p" ] || ok=0
+    [ -n "$p" ] || p=$(perftest "$s") # a port clash or a slow start: once more
+    j=$(jaccl "$s")
+    [ -n "$j" ] || ok=0
     printf '%-10s %14s %16s %8s\n' "$s" "${j:-?}" "${p:-?}" \
         "$(awk -v j="${j:-0}" -v p="${p:-0}" 'BEGIN { if (p > 0) printf "%.0f%%", 100 * j / p; else print "?" }')"
 done
-[ $ok = 1 ]
+[ $ok = 1 ] # jaccl must produce its figures; perftest's are for comparison only

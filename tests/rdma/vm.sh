@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# vm.sh [-t SECONDS] [-w DIR] [-e NAME]... -- COMMAND...
+# vm.sh [-t SECONDS] [-w DIR] [-x DIR] [-e NAME]... -- COMMAND...
 # Runs COMMAND as root inside a throw-away qemu VM with two soft-RoCE devices (see
 # guest-stage2.sh) and exits with its exit code: 124 when the VM ran past -t (default 900),
 # 125 when the VM died without a result. The guest sees the host's / read-only (writes go to
 # a tmpfs) and DIR (default: the current directory) read-write at the same path, so binaries
-# built on the host run unchanged. Its environment is clean but for -e NAME and CI.
+# built on the host run unchanged; -x DIR shares one more directory read-write (a build folder
+# outside DIR: the guest's /tmp is its own). Its environment is clean but for -e NAME and CI.
 # Env: RXE_VM_DIR (boot files from image.sh), JVM_MEM (2G), JVM_SMP (host cpus), JVM_MTU.
 set -uo pipefail
 IMG=${RXE_VM_DIR:-/tmp/jaccl-rxe-vm}
@@ -12,10 +13,12 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 TMO=900
 WORK=$PWD
 PASS="CI JVM_MTU"
-while getopts "t:w:e:" o; do
+EXTRA=
+while getopts "t:w:x:e:" o; do
     case $o in
     t) TMO=$OPTARG ;;
     w) WORK=$(cd "$OPTARG" && pwd) ;;
+    x) EXTRA=$(cd "$OPTARG" && pwd) ;;
     e) PASS="$PASS $OPTARG" ;;
     *) exit 2 ;;
     esac
@@ -40,10 +43,11 @@ timeout --foreground -k 10 "$TMO" qemu-system-x86_64 \
     -accel tcg,thread=multi,tb-size=256 -cpu max -smp "${JVM_SMP:-$(nproc)}" -m "${JVM_MEM:-2G}" \
     -nodefaults -display none -no-reboot -serial stdio \
     -kernel "$IMG/vmlinux" -initrd "$IMG/initrd.gz" \
-    -append "console=ttyS0 quiet loglevel=3 panic=-1 mitigations=off tsc=reliable jvm.work=$WORK" \
+    -append "console=ttyS0 quiet loglevel=3 panic=-1 mitigations=off tsc=reliable jvm.work=$WORK ${EXTRA:+jvm.extra=$EXTRA}" \
     -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
     -virtfs local,path="$CTL",mount_tag=ctl,security_model=none \
-    -virtfs local,path="$WORK",mount_tag=work,security_model=none </dev/null
+    -virtfs local,path="$WORK",mount_tag=work,security_model=none \
+    ${EXTRA:+-virtfs local,path="$EXTRA",mount_tag=extra,security_model=none} </dev/null
 q=$?
 [ -f "$CTL/rc" ] && exit "$(cat "$CTL/rc")"
 [ $q -eq 124 ] && { echo "vm.sh: the VM ran past ${TMO}s" >&2; exit 124; }

@@ -1,6 +1,7 @@
 /* Windowed message streams over one comm, progressed like NCCL's proxy progresses them. */
 #include <sched.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/mp_check.h"
 #include "common/mp_data.h"
@@ -127,6 +128,21 @@ int mp_flow_step(struct mp_flow *f)
     return f->done == f->count;
 }
 
+/* Between rounds: sched_yield() like NCCL's proxy, or, with MP_POLL_SLEEP_US > 0, a short
+ * sleep, to measure what busy polling costs when threads outnumber the two cores. */
+static void between_rounds(void)
+{
+    static long sleep_us = -1;
+    if (sleep_us < 0)
+        sleep_us = mp_env_long("MP_POLL_SLEEP_US", 0);
+    if (sleep_us > 0) {
+        struct timespec ts = {0, sleep_us * 1000};
+        nanosleep(&ts, NULL);
+    } else {
+        sched_yield();
+    }
+}
+
 int mp_flows_run(struct mp_flow *flows, int nflows, int timeout_s)
 {
     double deadline = mp_now() + timeout_s;
@@ -142,7 +158,7 @@ int mp_flows_run(struct mp_flow *flows, int nflows, int timeout_s)
             return 0;
         if (mp_now() > deadline)
             break;
-        sched_yield();
+        between_rounds();
     }
     for (int i = 0; i < nflows; i++)
         if (flows[i].done < flows[i].count)

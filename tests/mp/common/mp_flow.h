@@ -45,7 +45,8 @@ struct mp_flow {
 /* One round: test in order, then post. 1 all done, 0 in progress, -1 error (f->err). */
 int mp_flow_step(struct mp_flow *f);
 /* Rounds over all flows until every one is done (0), one fails (-1: see its err), or timeout_s
- * passes (-1, with a note naming the stuck flows). */
+ * passes (-1, with a note naming the stuck flows). Yields between rounds; MP_POLL_SLEEP_US=N
+ * in the environment sleeps N us instead (an experiment knob for benchmarks). */
 int mp_flows_run(struct mp_flow *flows, int nflows, int timeout_s);
 
 /* One message, posted (a NULL request is retried) and tested until done. Returns the first
