@@ -10,7 +10,7 @@
 #include "util/clock.h"
 #include "util/log.h"
 
-#define IDLE_SLICE_NS 1000000000ull /* wake up at least this often to check stop and timers */
+#define IDLE_SLICE_NS 1000000000ull /* wake up at least this often: close requests, timers */
 
 /* Who the running operation may be waiting for: peers it posted receives for that have not
  * landed, and peers whose last control message named an earlier operation (or none). */

@@ -2,7 +2,8 @@
  * comm used after close, garbage or foreign handles given to connect (error, nothing left
  * behind), a one-rank group, a rank killed in the middle of collectives (the others fail within
  * NCCL_JACCL_TIMEOUT, no hang), a rank that joins late (waited for, with a WARN), ranks that
- * disagree about an operation (both fail), and idle helper threads that do not spin. */
+ * disagree about an operation (both fail), idle helper threads that do not spin, and CollNet
+ * switched off. */
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -293,6 +294,23 @@ static int rank_idle(int rank, int nranks, void *arg)
     return ok ? 0 : 1;
 }
 
+/* ---- NCCL_JACCL_COLL_ENABLE=0: the CollNet tables offer no device ---- */
+
+static int rank_disabled(int rank, int nranks, void *arg)
+{
+    setenv("NCCL_JACCL_COLL_ENABLE", "0", 1);
+    void *lib = dlopen("libnccl-net-jaccl.so", RTLD_NOW | RTLD_LOCAL);
+    const ncclCollNet_v11_t *t = lib ? dlsym(lib, "ncclCollNetPlugin_v11") : NULL;
+    void *ctx = NULL;
+    int ndev = -1;
+    int ok = MP_CHECK(t != NULL, "no ncclCollNetPlugin_v11");
+    ok = ok && MP_OK(t->init(&ctx, 1, mp_logger)) && MP_OK(t->devices(&ndev));
+    ok &= MP_CHECK(ndev == 0, "%d CollNet devices with NCCL_JACCL_COLL_ENABLE=0", ndev);
+    if (t && ctx)
+        MP_OK(t->finalize(ctx));
+    return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     int failed = 0;
@@ -305,5 +323,6 @@ int main(int argc, char **argv)
     failed += mp_run("ranks disagree, ring", 2, mp_scaled(60), rank_mismatch, "ring");
     failed += mp_run("ranks disagree, mesh", 3, mp_scaled(60), rank_mismatch, "mesh");
     failed += mp_run("8 idle ranks on 2 cores", 8, mp_scaled(60), rank_idle, NULL);
+    failed += mp_run("NCCL_JACCL_COLL_ENABLE=0", 1, mp_scaled(30), rank_disabled, NULL);
     return mp_end(failed);
 }
