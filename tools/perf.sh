@@ -22,7 +22,8 @@ for nsocks in ${JACCL_PERF_NSOCKS:-1 2 4}; do
     echo
 done
 
-# ---- collectives: add the collective benchmark below this line, e.g. ----
-# BUILD=$BUILD tools/coll-perf.sh "$@" || status=1
+# ---- collectives: all-reduce, reduce-scatter, all-gather beside Open MPI and the socket ring ----
+echo "### collectives"
+BUILD=$BUILD tools/coll-perf.sh || status=1
 
 exit $status

@@ -42,7 +42,7 @@ static const struct jaccl_param_desc g_params[JP_NUM_PARAMS] = {
         P_STR(JP_ALGO, "NCCL_JACCL_ALGO", "auto", algo_choices,
               "Collective algorithm: ring, mesh (all-to-all, lowest latency on few ranks), or auto "
               "(mesh within NCCL_JACCL_MESH_MAX_BYTES and NCCL_JACCL_MESH_MAX_RANKS, else ring)."),
-        P_INT(JP_MESH_MAX_BYTES, "NCCL_JACCL_MESH_MAX_BYTES", 65536, 0, (int64_t)1 << 40,
+        P_INT(JP_MESH_MAX_BYTES, "NCCL_JACCL_MESH_MAX_BYTES", 262144, 0, (int64_t)1 << 40,
               "With NCCL_JACCL_ALGO=auto, messages up to this many bytes use the mesh (0 = "
               "never)."),
         P_INT(JP_MESH_MAX_RANKS, "NCCL_JACCL_MESH_MAX_RANKS", 8, 2, 64,

@@ -95,7 +95,7 @@ static void test_defaults(void **state)
     assert_int_equal(jaccl_param_int(JP_MIN_CHUNK), 65536);
     assert_int_equal(jaccl_param_int(JP_RING_WIRES), 2);
     assert_string_equal(jaccl_param_str(JP_ALGO), "auto");
-    assert_int_equal(jaccl_param_int(JP_MESH_MAX_BYTES), 65536);
+    assert_int_equal(jaccl_param_int(JP_MESH_MAX_BYTES), 262144);
     assert_int_equal(jaccl_param_int(JP_MESH_MAX_RANKS), 8);
     assert_int_equal(jaccl_param_int(JP_COLL_ENABLE), 1);
     assert_int_equal(jaccl_param_int(JP_GID_INDEX), -1);
@@ -183,7 +183,7 @@ static void test_invalid_int(void **state)
     expect_invalid("NCCL_JACCL_GID_INDEX", "-2", "-1");
     expect_invalid("NCCL_JACCL_GID_INDEX", "256", "-1");
     expect_invalid("NCCL_JACCL_MIN_CHUNK", "4095", "65536");
-    expect_invalid("NCCL_JACCL_MESH_MAX_BYTES", "1099511627777", "65536");
+    expect_invalid("NCCL_JACCL_MESH_MAX_BYTES", "1099511627777", "262144");
     expect_invalid("NCCL_JACCL_COLL_ENABLE", "yes", "1");
     /* the value used afterwards is the default */
     setenv("NCCL_JACCL_NSOCKS", "99", 1);
