@@ -18,6 +18,7 @@ void mp_perf_usage(const char *prog)
             "  -f FACTOR  size multiplier between steps (default 2)\n"
             "  -n ITERS   timed iterations per size (default: scaled by size)\n"
             "  -w ITERS   warm-up iterations per size (default 5)\n"
+            "  -R N       timed passes per size, the median is reported (default 3)\n"
             "  -W N       requests in flight (default 8, like NCCL_STEPS)\n"
             "  -V N       table version, ncclNetPlugin_vN (default 11)\n"
             "  -t SEC     seconds of the raw TCP socket pump (default 2, 0 = skip)\n",
@@ -55,12 +56,13 @@ int mp_perf_parse(int argc, char **argv, struct mp_perf_opts *o)
                                .max_bytes = 64u << 20,
                                .factor = 2,
                                .warmup = 5,
+                               .repeats = 3,
                                .window = 8,
                                .version = 11,
                                .pump_s = 2};
     int c, bad = 0;
     size_t v;
-    while ((c = getopt(argc, argv, "b:e:f:n:w:W:V:t:h")) != -1) {
+    while ((c = getopt(argc, argv, "b:e:f:n:w:R:W:V:t:h")) != -1) {
         switch (c) {
         case 'b':
             bad |= parse_size(optarg, &o->min_bytes);
@@ -77,6 +79,10 @@ int mp_perf_parse(int argc, char **argv, struct mp_perf_opts *o)
             break;
         case 'w':
             o->warmup = atoi(optarg);
+            break;
+        case 'R':
+            o->repeats = atoi(optarg);
+            bad |= o->repeats < 1 || o->repeats > 99;
             break;
         case 'W':
             o->window = atoi(optarg);

@@ -11,6 +11,7 @@ struct mp_perf_opts {
     size_t factor;               /* -f: next size = size * factor */
     int iters;                   /* -n: 0 = scaled by size */
     int warmup;                  /* -w */
+    int repeats;                 /* -R: timed passes per size; the median is reported */
     int window;                  /* -W: requests in flight */
     int version;                 /* -V: ncclNetPlugin_v<version> */
     double pump_s;               /* -t: seconds of raw socket pump */
