@@ -19,9 +19,10 @@ BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$PWD/$BUILD ;; esac
 export LD_LIBRARY_PATH=$BUILD
 export NCCL_JACCL_FABRIC=verbs
-# The shared suites default to a 3 s liveness deadline; two emulated CPUs running two ranks,
-# their progress threads and the soft-RoCE kernel work stall longer than that now and then.
-export NCCL_JACCL_TIMEOUT=${NCCL_JACCL_TIMEOUT:-10}
+# The shared suites default to a 3 s liveness deadline; two emulated CPUs running the ranks,
+# their threads and the soft-RoCE kernel work stall longer than that, and a 64 MiB message
+# takes more than 10 s: the production default (30 s) instead.
+export NCCL_JACCL_TIMEOUT=${NCCL_JACCL_TIMEOUT:-30}
 # The harness's only "slow machine" switch today: stretches its deadlines x3 (TCG is slower
 # than any sanitizer build).
 export JACCL_TEST_SAN=${JACCL_TEST_SAN:-1}
