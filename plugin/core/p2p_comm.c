@@ -103,7 +103,8 @@ ncclResult_t jaccl_listen(void *ctx, int dev, void *handle, void **listenComm)
         return ncclSystemError;
     l->hdr.kind = JC_LISTEN;
     l->hdr.dev = dev;
-    l->nlanes = (int)jaccl_param_int(JP_NSOCKS);
+    /* A lane is a socket on tcp and a queue pair on verbs; each has its own knob. */
+    l->nlanes = (int)jaccl_param_int(jaccl_fabric_id() == 1 ? JP_NSOCKS : JP_QPS_PER_CONN);
     struct jaccl_handle h = {.kind = JH_P2P, .nlanes = (uint8_t)l->nlanes};
     int rc = jaccl_listener_open(dev, &addr, &h, &l->listener);
     if (rc != 0) {

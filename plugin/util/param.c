@@ -62,8 +62,8 @@ static const struct jaccl_param_desc g_params[JP_NUM_PARAMS] = {
               "Verbs queue pairs per point-to-point connection; large messages are striped over "
               "them."),
         P_INT(JP_RETRY_CNT, "NCCL_JACCL_RETRY_CNT", 7, 0, 100,
-              "Retransmissions before a verbs transfer fails (rc queue pairs; like "
-              "NCCL_IB_RETRY_CNT)."),
+              "Retransmissions of one segment before a verbs transfer fails with ncclRemoteError "
+              "(uc: jaccl's own resends; rc: the NIC's retry count, capped at 7)."),
 };
 
 const struct jaccl_param_desc *jaccl_param_desc(enum jaccl_param_id id)
