@@ -17,5 +17,12 @@ echo "=== point-to-point ring"
 echo
 
 # ---- collectives: add the collective demo below this line ----
+# Through the CollNet table (ncclCollNetPlugin_v11): every result is checked against the exact
+# expected values; #wrong must be 0.
+for op in allreduce reducescatter; do
+    echo "=== CollNet $op, ${JACCL_DEMO_RANKS:-4} ranks, float32 sum"
+    "$BUILD/jaccl-coll-perf" "$op" -N "${JACCL_DEMO_RANKS:-4}" -b 4K -e 16M -f 8 || status=1
+    echo
+done
 
 exit $status
