@@ -42,5 +42,6 @@ run check_config_doc tests/check_config_doc.sh
 
 echo
 [ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
-echo "suites ($BUILD): $pass passed, $fail failed"
+echo "build folder: $BUILD"
+echo "suites: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
