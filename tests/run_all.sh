@@ -4,7 +4,8 @@
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
-export LD_LIBRARY_PATH="$PWD/$BUILD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+BUILD_ABS=$(cd "$BUILD" && pwd)
+export LD_LIBRARY_PATH="$BUILD_ABS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export NCCL_JACCL_SOCKET_IFNAME=${NCCL_JACCL_SOCKET_IFNAME:-lo}
 if [ "${JACCL_TEST_SAN:-0}" = 1 ]; then
     export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0}

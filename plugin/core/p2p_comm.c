@@ -11,6 +11,45 @@
 
 /* ---- comm objects ---- */
 
+/* Closed comms stay allocated (marked JC_DEAD) until the last finalize, so a call on a closed
+ * comm is caught by its kind instead of reading freed memory. NCCL opens comms at set-up only,
+ * so this holds a bounded number of them. */
+static pthread_mutex_t g_grave_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct p2p_comm **g_grave;
+static size_t g_grave_n, g_grave_cap;
+
+static void graveyard_add(struct p2p_comm *c)
+{
+    pthread_mutex_lock(&g_grave_lock);
+    if (g_grave_n == g_grave_cap) {
+        size_t cap = g_grave_cap ? 2 * g_grave_cap : 64;
+        struct p2p_comm **g = realloc(g_grave, cap * sizeof(*g));
+        if (g) {
+            g_grave = g;
+            g_grave_cap = cap;
+        }
+    }
+    if (g_grave_n < g_grave_cap)
+        g_grave[g_grave_n++] = c;
+    else
+        free(c); /* out of memory: lose the use-after-close check, not the memory */
+    pthread_mutex_unlock(&g_grave_lock);
+}
+
+static void pending_abandon_all(void);
+
+void jaccl_p2p_release_closed(void)
+{
+    pending_abandon_all();
+    pthread_mutex_lock(&g_grave_lock);
+    for (size_t i = 0; i < g_grave_n; i++)
+        free(g_grave[i]);
+    free(g_grave);
+    g_grave = NULL;
+    g_grave_n = g_grave_cap = 0;
+    pthread_mutex_unlock(&g_grave_lock);
+}
+
 struct p2p_comm *p2p_comm_new(int dev, uint32_t kind, int nlanes)
 {
     const struct fab_ops *ops = jaccl_fabric();
@@ -53,7 +92,8 @@ void p2p_comm_free(struct p2p_comm *c)
     c->hdr.kind = JC_DEAD;
     pthread_mutex_destroy(&c->lock);
     free(c->ctrl);
-    free(c);
+    c->ctrl = NULL;
+    graveyard_add(c);
 }
 
 /* The sender's landing buffers for CTSs must be posted before the receiver can send one. */
@@ -181,6 +221,22 @@ static struct pending_connect *pending_take(void *handle)
         *pp = p->next;
     pthread_mutex_unlock(&g_pend_lock);
     return p;
+}
+
+/* A connect NCCL gave up on (abort) never finishes: drop it with the last finalize. */
+static void pending_abandon_all(void)
+{
+    pthread_mutex_lock(&g_pend_lock);
+    struct pending_connect *p = g_pend;
+    g_pend = NULL;
+    pthread_mutex_unlock(&g_pend_lock);
+    while (p) {
+        struct pending_connect *next = p->next;
+        jaccl_connector_abort(p->conn);
+        p2p_comm_free(p->comm);
+        free(p);
+        p = next;
+    }
 }
 
 static void pending_put(struct pending_connect *p)

@@ -266,11 +266,12 @@ static int req_done(const struct p2p_req *r)
 static void warn_if_stuck(struct p2p_comm *c, struct p2p_req *r)
 {
     uint64_t now = jaccl_now_ns(), waited = now - r->t_start;
-    uint64_t next = r->t_warn ? r->t_warn * 2 : jaccl_timeout_ns();
+    /* First at twice the liveness deadline: a dead or silent peer has been reported by then. */
+    uint64_t next = r->t_warn ? r->t_warn * 2 : 2 * jaccl_timeout_ns();
     if (waited < next)
         return;
     r->t_warn = waited;
-    JWARN("%s %s: request seq %u still pending after %.1f s (peer alive, waiting for it)",
+    JWARN("%s %s: request seq %u still pending after %.1f s (connection healthy, waiting)",
           r->is_send ? "send to" : "receive from", c->peer, r->seq, (double)waited / 1e9);
 }
 

@@ -3,12 +3,14 @@
  * NCCL 2.28 calls v11 init/finalize once per communicator, from several threads, and dlcloses
  * the library after the last finalize; so the first init opens the fabric, the last finalize
  * closes it (the fabric joins its threads there), and everything in between shares it. */
+#define _GNU_SOURCE /* recursive mutex initializer */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "abi/api.h"
+#include "core/p2p.h"
 #include "core/state.h"
 #include "core/version.h"
 #include "fabric/tcp/tcp.h"
@@ -23,7 +25,8 @@ struct jaccl_ctx {
     int traffic_class;
 };
 
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Recursive: the last finalize releases leftover comms, which give their domains back. */
+static pthread_mutex_t g_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static int g_refs;
 static const struct fab_ops *g_ops;
 static int g_ndevs;
@@ -153,6 +156,7 @@ ncclResult_t jaccl_finalize(void *ctx)
             if (g_dom[i].refs > 0)
                 JWARN("device %d still has %d open comm(s) at finalize", i, g_dom[i].refs);
         }
+        jaccl_p2p_release_closed();
         g_ops->fini();
         g_ops = NULL;
         g_ndevs = 0;
