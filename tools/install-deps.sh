@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Debian packages the build, the tests and the benchmarks need. Idempotent; quiet when all present.
 set -euo pipefail
-PKGS="build-essential libcmocka-dev libibverbs-dev openmpi-bin libopenmpi-dev iproute2 procps"
+PKGS="build-essential clang-format libcmocka-dev libibverbs-dev openmpi-bin libopenmpi-dev iproute2 procps"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

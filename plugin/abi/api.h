@@ -42,10 +42,8 @@ ncclResult_t jaccl_coll_devices(int *ndev);
 ncclResult_t jaccl_coll_listen(void *ctx, int dev, void *handle, void **listenComm);
 ncclResult_t jaccl_coll_connect(void *handles[], int nranks, int rank, void *listenComm,
                                 void **collComm);
-ncclResult_t jaccl_coll_reduce_support(ncclDataType_t dataType, ncclRedOp_t redOp,
-                                       int *supported);
-ncclResult_t jaccl_coll_reg_mr(void *collComm, void *data, size_t size, int type,
-                               void **mhandle);
+ncclResult_t jaccl_coll_reduce_support(ncclDataType_t dataType, ncclRedOp_t redOp, int *supported);
+ncclResult_t jaccl_coll_reg_mr(void *collComm, void *data, size_t size, int type, void **mhandle);
 ncclResult_t jaccl_coll_dereg_mr(void *collComm, void *mhandle);
 ncclResult_t jaccl_coll_iallreduce(void *collComm, void *sendData, void *recvData, size_t count,
                                    ncclDataType_t dataType, ncclRedOp_t redOp, void *sendMhandle,
@@ -54,13 +52,11 @@ ncclResult_t jaccl_coll_iallgather(void *collComm, void *sendData, int nRecvPart
                                    ncclNetSGE_v11_t *recvParts, size_t bytesPerRank,
                                    size_t windowOffset, size_t windowBytes, void *sendMhandle,
                                    void **request);
-ncclResult_t jaccl_coll_ireducescatter(void *collComm, int nSendParts,
-                                       ncclNetSGE_v11_t *sendParts, void *recvData,
-                                       size_t bytesPerRank, size_t windowOffset,
+ncclResult_t jaccl_coll_ireducescatter(void *collComm, int nSendParts, ncclNetSGE_v11_t *sendParts,
+                                       void *recvData, size_t bytesPerRank, size_t windowOffset,
                                        size_t windowBytes, ncclDataType_t dataType,
                                        ncclRedOp_t redOp, void *recvMhandle, void **request);
-ncclResult_t jaccl_coll_iflush(void *collComm, void *data, int size, void *mhandle,
-                               void **request);
+ncclResult_t jaccl_coll_iflush(void *collComm, void *data, int size, void *mhandle, void **request);
 ncclResult_t jaccl_coll_test(void *request, int *done, int *size);
 ncclResult_t jaccl_coll_close(void *collComm);
 ncclResult_t jaccl_coll_close_listen(void *listenComm);

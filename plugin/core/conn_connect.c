@@ -158,8 +158,7 @@ static int step_ack(struct jaccl_connector *c)
             return r;
         if (c->ack.magic != JACCL_ACK_MAGIC || c->ack.status != 0 ||
             c->ack.blob_len > sizeof(c->blob)) {
-            JWARN("connection to %s refused by the listener (status %u)", c->peer,
-                  c->ack.status);
+            JWARN("connection to %s refused by the listener (status %u)", c->peer, c->ack.status);
             return -ECONNREFUSED;
         }
         c->stage = CS_BLOB;

@@ -10,7 +10,7 @@
 
 #include "util/sock.h"
 
-#define JACCL_HANDLE_MAGIC 0x4a41434cu /* "JACL" */
+#define JACCL_HANDLE_MAGIC   0x4a41434cu /* "JACL" */
 #define JACCL_HANDLE_VERSION 1
 
 enum jaccl_handle_kind { JH_P2P = 1, JH_COLL = 2 };
@@ -18,14 +18,14 @@ enum jaccl_handle_kind { JH_P2P = 1, JH_COLL = 2 };
 struct jaccl_handle {
     uint32_t magic;
     uint16_t version;
-    uint16_t kind;    /* enum jaccl_handle_kind */
-    uint64_t secret;  /* random per listen */
-    uint8_t nlanes;   /* lanes the connector must open */
-    uint8_t fabric;   /* 1 = tcp, 2 = verbs: both ends must agree */
-    uint16_t dev;     /* listener's device index (for log messages) */
+    uint16_t kind;      /* enum jaccl_handle_kind */
+    uint64_t secret;    /* random per listen */
+    uint8_t nlanes;     /* lanes the connector must open */
+    uint8_t fabric;     /* 1 = tcp, 2 = verbs: both ends must agree */
+    uint16_t dev;       /* listener's device index (for log messages) */
     uint32_t coll_rank; /* JH_COLL: the listener's rank in the collective group */
     union jaccl_sockaddr addr;
-    uint32_t cksum;   /* over every byte above */
+    uint32_t cksum; /* over every byte above */
 };
 
 _Static_assert(sizeof(struct jaccl_handle) <= 128, "handle must fit NCCL_NET_HANDLE_MAXSIZE");

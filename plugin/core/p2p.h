@@ -18,12 +18,12 @@
 #define P2P_NSLOTS    64 /* requests in flight per comm (NCCL needs NCCL_NET_MAX_REQUESTS) */
 #define P2P_CTRL_BUFS (2 * P2P_NSLOTS)
 #define P2P_CTS_MAGIC 0x4a435453u /* "JCTS" */
-#define P2P_ALIGN     128 /* stripe boundaries keep NCCL's LL128 lines whole */
+#define P2P_ALIGN     128         /* stripe boundaries keep NCCL's LL128 lines whole */
 
 /* imm layout (16 bits, FAB_IMM_MAX): slot in the high byte, flags in the low one. */
-#define P2P_IMM_SLOT(imm)  (((imm) >> 8) & 0xffu)
-#define P2P_IMM_TRUNC      0x1u
-#define P2P_IMM(slot, fl)  (((uint32_t)(slot) << 8) | (fl))
+#define P2P_IMM_SLOT(imm) (((imm) >> 8) & 0xffu)
+#define P2P_IMM_TRUNC     0x1u
+#define P2P_IMM(slot, fl) (((uint32_t)(slot) << 8) | (fl))
 
 /* wr_id layout: type | seq | index */
 enum p2p_wr { WR_CTRL_RECV = 1, WR_CTRL_SEND, WR_DATA_RECV, WR_DATA_WRITE };
@@ -69,7 +69,7 @@ struct p2p_comm {
     int nlanes;
     size_t min_chunk;
     char peer[64];
-    ncclResult_t error; /* sticky: once broken, every call fails */
+    ncclResult_t error;   /* sticky: once broken, every call fails */
     struct p2p_cts *ctrl; /* send comm: CTS landing buffers; recv comm: outgoing CTSs */
     struct fab_mr *ctrl_mr;
     struct p2p_cts cts_q[P2P_CTRL_BUFS]; /* send comm: received, not yet matched */

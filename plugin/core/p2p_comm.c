@@ -180,8 +180,8 @@ ncclResult_t jaccl_accept(void *listenComm, void **recvComm,
     if (r == 1) {
         l->pending = NULL;
         *recvComm = c;
-        JINFO(NCCL_NET, "accepted connection from %s on device %d (%d lanes)", c->peer,
-              c->hdr.dev, c->nlanes);
+        JINFO(NCCL_NET, "accepted connection from %s on device %d (%d lanes)", c->peer, c->hdr.dev,
+              c->nlanes);
     }
     return ncclSuccess;
 }

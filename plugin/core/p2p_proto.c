@@ -53,8 +53,7 @@ static void on_cts(struct p2p_comm *c, const struct fab_wc *wc)
     }
     c->next_seq++;
     c->cts_q[c->cts_tail++ % P2P_CTRL_BUFS] = cts;
-    int rc = jaccl_fabric()->post_recv(c->ep, 0, &c->ctrl[idx], sizeof(cts), c->ctrl_mr,
-                                       wc->wr_id);
+    int rc = jaccl_fabric()->post_recv(c->ep, 0, &c->ctrl[idx], sizeof(cts), c->ctrl_mr, wc->wr_id);
     if (rc != 0)
         p2p_fail(c, ncclSystemError, "reposting a control receive failed (%d)", rc);
 }
@@ -69,8 +68,8 @@ static void on_chunk(struct p2p_comm *c, const struct fab_wc *wc)
      * the sender wrote. They must agree, or a message went missing or astray. */
     if (!r || !r->used || r->is_send || P2P_WR_SEQ(wc->wr_id) != r->seq ||
         (r->lanes_seen & lane_bit) || r->size + wc->len > r->cap) {
-        p2p_fail(c, ncclRemoteError, "unexpected data (slot %u, seq %u, %u bytes, lane %d)",
-                 slot, P2P_WR_SEQ(wc->wr_id), wc->len, wc->lane);
+        p2p_fail(c, ncclRemoteError, "unexpected data (slot %u, seq %u, %u bytes, lane %d)", slot,
+                 P2P_WR_SEQ(wc->wr_id), wc->len, wc->lane);
         return;
     }
     r->lanes_seen |= lane_bit;
@@ -147,8 +146,7 @@ static ncclResult_t post_irecv(struct p2p_comm *c, struct p2p_req *r, void *data
                             .tag = tag,
                             .nlanes = (uint16_t)r->nlanes,
                             .lane0 = (uint16_t)r->lane0};
-    if (ops->post_send(c->ep, 0, cts, sizeof(*cts), c->ctrl_mr,
-                       P2P_WR(WR_CTRL_SEND, r->seq, 0)))
+    if (ops->post_send(c->ep, 0, cts, sizeof(*cts), c->ctrl_mr, P2P_WR(WR_CTRL_SEND, r->seq, 0)))
         return p2p_fail(c, ncclSystemError, "sending a clear-to-send failed");
     return ncclSuccess;
 }
@@ -172,8 +170,12 @@ ncclResult_t jaccl_irecv(void *recvComm, int n, void **data, size_t *sizes, int 
     ncclResult_t rc = c->error;
     struct p2p_req *r = &c->reqs[c->next_seq % P2P_NSLOTS];
     if (rc == ncclSuccess && !r->used) {
-        *r = (struct p2p_req){.magic = P2P_REQ_MAGIC, .comm = c, .used = 1, .seq = c->next_seq,
-                              .cap = sizes[0], .t_start = jaccl_now_ns()};
+        *r = (struct p2p_req){.magic = P2P_REQ_MAGIC,
+                              .comm = c,
+                              .used = 1,
+                              .seq = c->next_seq,
+                              .cap = sizes[0],
+                              .t_start = jaccl_now_ns()};
         c->next_seq++;
         rc = post_irecv(c, r, data[0], sizes[0], tags[0], mhandles[0]);
         if (rc == ncclSuccess)
@@ -198,9 +200,8 @@ static ncclResult_t post_isend(struct p2p_comm *c, struct p2p_req *r, const stru
             len = r->size - off < per ? r->size - off : per;
         struct fab_remote_buf dst = {cts->addr + (len ? off : 0), cts->rkey};
         int lane = (cts->lane0 + i) % c->nlanes;
-        int rc = ops->post_write_imm(c->ep, lane, len ? data + off : NULL, len,
-                                     len ? mh->mr : NULL, dst,
-                                     P2P_IMM(cts->seq % P2P_NSLOTS, flags),
+        int rc = ops->post_write_imm(c->ep, lane, len ? data + off : NULL, len, len ? mh->mr : NULL,
+                                     dst, P2P_IMM(cts->seq % P2P_NSLOTS, flags),
                                      P2P_WR(WR_DATA_WRITE, cts->seq, cts->seq % P2P_NSLOTS));
         if (rc != 0)
             return p2p_fail(c, ncclSystemError, "posting a write failed (%d)", rc);
@@ -220,9 +221,15 @@ static ncclResult_t start_send(struct p2p_comm *c, void *data, size_t size, int 
     if (cts->tag != tag)
         return p2p_fail(c, ncclInvalidUsage, "isend tag %d does not match the receive's tag %d",
                         tag, cts->tag);
-    *r = (struct p2p_req){.magic = P2P_REQ_MAGIC, .comm = c, .used = 1, .is_send = 1,
-                          .seq = cts->seq, .nlanes = cts->nlanes, .size = size,
-                          .cap = cts->cap, .t_start = jaccl_now_ns()};
+    *r = (struct p2p_req){.magic = P2P_REQ_MAGIC,
+                          .comm = c,
+                          .used = 1,
+                          .is_send = 1,
+                          .seq = cts->seq,
+                          .nlanes = cts->nlanes,
+                          .size = size,
+                          .cap = cts->cap,
+                          .t_start = jaccl_now_ns()};
     if (size > cts->cap) {
         JWARN("isend of %zu bytes to %s: the receiver posted only %llu bytes (message truncated)",
               size, c->peer, (unsigned long long)cts->cap);
@@ -289,8 +296,8 @@ ncclResult_t jaccl_test(void *request, int *done, int *sizes)
     ncclResult_t rc = c->error;
     if (rc == ncclSuccess && req_done(r)) {
         if (r->trunc && !r->is_send)
-            JWARN("message truncated: %s sent more than the %zu bytes posted (seq %u)",
-                  c->peer, r->cap, r->seq);
+            JWARN("message truncated: %s sent more than the %zu bytes posted (seq %u)", c->peer,
+                  r->cap, r->seq);
         rc = r->trunc ? ncclInvalidUsage : ncclSuccess;
         *done = 1;
         if (sizes)

@@ -53,24 +53,24 @@ struct fab_dev_info {
     int speed_mbps;          /* link speed; 10000 when unknown */
     float latency_us;        /* 0 = let NCCL use its defaults */
     int max_comms;
-    size_t max_msg_bytes;    /* largest single post this device accepts */
+    size_t max_msg_bytes; /* largest single post this device accepts */
 };
 
 enum fab_wc_op {
-    FAB_WC_SEND,      /* a posted SEND finished (sender side) */
-    FAB_WC_WRITE,     /* a posted WRITE_IMM finished (sender side) */
-    FAB_WC_RECV,      /* a SEND arrived in a posted RECV: len bytes in the RECV's buffer */
-    FAB_WC_RECV_IMM,  /* a WRITE_IMM landed: len bytes at the advertised address, imm valid */
+    FAB_WC_SEND,     /* a posted SEND finished (sender side) */
+    FAB_WC_WRITE,    /* a posted WRITE_IMM finished (sender side) */
+    FAB_WC_RECV,     /* a SEND arrived in a posted RECV: len bytes in the RECV's buffer */
+    FAB_WC_RECV_IMM, /* a WRITE_IMM landed: len bytes at the advertised address, imm valid */
 };
 
 enum fab_wc_status {
     FAB_WC_OK = 0,
-    FAB_WC_FLUSHED,   /* endpoint went to error or was closed before this work ran */
-    FAB_WC_LEN_ERR,   /* an arriving SEND was larger than the posted RECV */
+    FAB_WC_FLUSHED,       /* endpoint went to error or was closed before this work ran */
+    FAB_WC_LEN_ERR,       /* an arriving SEND was larger than the posted RECV */
     FAB_WC_REMOTE_ACCESS, /* a WRITE_IMM named memory outside the target's registrations */
-    FAB_WC_NO_RECV,   /* a message arrived with no RECV posted (TCP only; UC would drop it) */
-    FAB_WC_PEER_LOST, /* peer closed, reset, or stayed silent past the liveness deadline */
-    FAB_WC_LOCAL_ERR, /* local resource or system call failure */
+    FAB_WC_NO_RECV,       /* a message arrived with no RECV posted (TCP only; UC would drop it) */
+    FAB_WC_PEER_LOST,     /* peer closed, reset, or stayed silent past the liveness deadline */
+    FAB_WC_LOCAL_ERR,     /* local resource or system call failure */
 };
 
 struct fab_wc {
@@ -90,11 +90,11 @@ struct fab_remote_buf {
 };
 
 struct fab_ep_attr {
-    int nlanes;               /* 1..FAB_MAX_LANES */
-    int max_send_wr;          /* per lane: most posts outstanding on the send side */
-    int max_recv_wr;          /* per lane: most RECVs posted at once */
-    uint64_t liveness_ns;     /* peer silent this long => FAB_WC_PEER_LOST; 0 = never */
-    const char *peer_desc;    /* for log messages, e.g. "10.0.0.2:4312"; copied */
+    int nlanes;            /* 1..FAB_MAX_LANES */
+    int max_send_wr;       /* per lane: most posts outstanding on the send side */
+    int max_recv_wr;       /* per lane: most RECVs posted at once */
+    uint64_t liveness_ns;  /* peer silent this long => FAB_WC_PEER_LOST; 0 = never */
+    const char *peer_desc; /* for log messages, e.g. "10.0.0.2:4312"; copied */
 };
 
 /* Callers put at most 16 bits in a WRITE_IMM's immediate: the verbs back end needs the upper

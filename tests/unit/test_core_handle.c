@@ -12,8 +12,8 @@
 
 static struct jaccl_handle sample(void)
 {
-    struct jaccl_handle h = {.kind = JH_P2P, .secret = 0x1122334455667788ull, .nlanes = 2,
-                             .fabric = 1, .dev = 3};
+    struct jaccl_handle h = {
+            .kind = JH_P2P, .secret = 0x1122334455667788ull, .nlanes = 2, .fabric = 1, .dev = 3};
     h.addr.sin.sin_family = AF_INET;
     h.addr.sin.sin_port = htons(4242);
     h.addr.sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
