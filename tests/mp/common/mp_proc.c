@@ -30,9 +30,29 @@ static void on_alarm(int sig)
     _exit(124);
 }
 
+/* JACCL_TEST_RANK_ENV_<r>="NAME=VALUE NAME=VALUE": per-rank settings, applied before the rank
+ * loads the plugin (the verbs suite puts rank r on device rxe<r> this way). */
+static void apply_rank_env(int rank)
+{
+    char name[64], buf[1024];
+    snprintf(name, sizeof(name), "JACCL_TEST_RANK_ENV_%d", rank);
+    const char *spec = getenv(name);
+    if (!spec || snprintf(buf, sizeof(buf), "%s", spec) >= (int)sizeof(buf))
+        return;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+        char *eq = strchr(tok, '=');
+        if (eq && eq != tok) {
+            *eq = 0;
+            setenv(tok, eq + 1, 1);
+        }
+    }
+}
+
 static void rank_main(int rank, int nranks, int timeout_s, mp_rank_fn fn, void *arg)
 {
     mp_rank = rank;
+    apply_rank_env(rank);
     mp_sh->pid[rank] = getpid();
     signal(SIGALRM, on_alarm);
     alarm((unsigned)timeout_s);
