@@ -31,7 +31,7 @@ static struct fab_ep *mk_ep(int nlanes, int qp_type)
             .dom = &g_dom, .addr = g_buf, .len = sizeof(g_buf), .lkey = 7, .rkey = 9};
     ep->dom = &g_dom;
     ep->L = &fk_lib;
-    assert_int_equal(fab_verbs_cq_create(&g_dom, 64, &ep->cq), 0);
+    assert_int_equal(fab_swcq_create(&g_dom, 64, &ep->cq), 0);
     ep->nlanes = nlanes;
     ep->max_send_wr = ep->max_recv_wr = 16;
     snprintf(ep->peer, sizeof(ep->peer), "10.0.0.9:1234");
@@ -70,13 +70,13 @@ static void free_ep(struct fab_ep *ep)
     if (ep->side.fd >= 0)
         close(ep->side.fd);
     free(ep->side.out);
-    fab_verbs_cq_destroy(ep->cq);
+    fab_swcq_destroy(ep->cq);
     free(ep);
 }
 
 static int poll1(struct fab_ep *ep, struct fab_wc *wc)
 {
-    return fab_verbs_cq_poll(ep->cq, wc, 1);
+    return fab_swcq_poll(ep->cq, wc, 1);
 }
 
 /* Frame i of what the endpoint queued on its side channel (24 bytes each). */

@@ -61,7 +61,7 @@ static void tcp_flush_one(struct fab_ep *ep, int lane, uint64_t wr_id, enum fab_
         wc.status = (enum fab_wc_status)atomic_load(&ep->status);
         ep->cause_owed = 0;
     }
-    fab_tcp_cq_push(ep->cq, &wc);
+    fab_swcq_push(ep->cq, &wc);
 }
 
 /* Within a lane: the RECV that was being filled first (it may be the very one

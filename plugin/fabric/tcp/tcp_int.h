@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "fabric/fabric.h"
+#include "fabric/swcq.h"
 #include "fabric/tcp/tcp_wire.h"
 
 #define TCP_MAX_MSG   (1u << 30) /* 1 GiB: fits the wire's 32-bit length with room to spare */
@@ -60,22 +61,6 @@ void fab_tcp_mr_unpin(struct fab_mr *mr);
 int fab_tcp_mr_check_local(struct fab_domain *dom, struct fab_mr *mr, const void *buf, size_t len);
 
 /* ---- completion queues (tcp_cq.c) ---- */
-struct fab_cq {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    struct fab_wc *ring;
-    uint32_t cap, head, n;
-    int waiters;
-    int wake_pending; /* a cq_wake came while nobody waited */
-    uint64_t wake_gen;
-};
-
-int fab_tcp_cq_create(struct fab_domain *dom, int depth, struct fab_cq **out);
-void fab_tcp_cq_destroy(struct fab_cq *cq);
-int fab_tcp_cq_poll(struct fab_cq *cq, struct fab_wc *wc, int max);
-int fab_tcp_cq_wait(struct fab_cq *cq, uint64_t deadline_ns);
-void fab_tcp_cq_wake(struct fab_cq *cq);
-void fab_tcp_cq_push(struct fab_cq *cq, const struct fab_wc *wc);
 
 /* ---- endpoints ---- */
 struct tcp_swr { /* a posted SEND / WRITE_IMM, or an internal heartbeat */

@@ -130,7 +130,7 @@ static void tcp_rx_finish(struct fab_ep *ep, struct tcp_lane *l)
     }
     rx->have_wr = 0;
     rx->in_msg = 0;
-    fab_tcp_cq_push(ep->cq, &wc);
+    fab_swcq_push(ep->cq, &wc);
 }
 
 /* One recvmsg(); bytes read, TCP_RX_DRY, or -1 with the endpoint failed. */

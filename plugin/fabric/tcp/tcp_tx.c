@@ -51,7 +51,7 @@ static void tcp_tx_complete(struct fab_ep *ep, struct tcp_lane *l, const struct 
         return;
     }
     wc.op = w->op == TCP_OP_SEND ? FAB_WC_SEND : FAB_WC_WRITE;
-    fab_tcp_cq_push(ep->cq, &wc);
+    fab_swcq_push(ep->cq, &wc);
 }
 
 /* Retires the frames the kernel took `n` bytes of, in order. */

@@ -42,7 +42,7 @@ static void flush_one(struct fab_ep *ep, int lane, uint64_t wr_id, enum fab_wc_o
         wc.status = (enum fab_wc_status)atomic_load(&ep->status);
         ep->flushed = 1;
     }
-    vb_cq_push(ep->cq, &wc);
+    fab_swcq_push(ep->cq, &wc);
 }
 
 static void flush_lane(struct fab_ep *ep, struct vb_lane *l)

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "fabric/fabric.h"
+#include "fabric/swcq.h"
 #include "fabric/verbs/verbs_lib.h"
 #include "util/sock.h"
 
@@ -142,21 +143,6 @@ struct fab_remote_buf fab_verbs_mr_remote(struct fab_mr *mr, void *addr);
 int vb_mr_check(struct fab_domain *dom, const struct fab_mr *mr, const void *buf, size_t len);
 
 /* ---- completion queues (verbs_cq.c): software rings the back end fills ---- */
-struct fab_cq {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    struct fab_wc *ring;
-    uint32_t cap, head, n;
-    int waiters, wake_pending;
-    uint64_t wake_gen;
-};
-
-int fab_verbs_cq_create(struct fab_domain *dom, int depth, struct fab_cq **out);
-void fab_verbs_cq_destroy(struct fab_cq *cq);
-int fab_verbs_cq_poll(struct fab_cq *cq, struct fab_wc *wc, int max);
-int fab_verbs_cq_wait(struct fab_cq *cq, uint64_t deadline_ns);
-void fab_verbs_cq_wake(struct fab_cq *cq);
-void vb_cq_push(struct fab_cq *cq, const struct fab_wc *wc);
 
 /* ---- endpoints ---- */
 struct vb_rwr { /* a caller's posted RECV */

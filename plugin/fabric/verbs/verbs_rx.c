@@ -33,7 +33,7 @@ static void rx_push(struct fab_ep *ep, struct vb_lane *l, uint64_t wr_id, enum f
                         .imm = imm,
                         .lane = l->idx};
 
-    vb_cq_push(ep->cq, &wc);
+    fab_swcq_push(ep->cq, &wc);
 }
 
 static void rx_write(struct fab_ep *ep, struct vb_lane *l, enum vb_seg_type t, uint32_t lo,

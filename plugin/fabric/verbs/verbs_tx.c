@@ -203,6 +203,6 @@ void vb_tx_complete(struct fab_ep *ep, struct vb_lane *l)
             break;
         wc.op = m->is_send ? FAB_WC_SEND : FAB_WC_WRITE;
         l->mq_head++;
-        vb_cq_push(ep->cq, &wc);
+        fab_swcq_push(ep->cq, &wc);
     }
 }

@@ -1,28 +1,25 @@
-/* Completion queues as the caller sees them: a growable ring that the progress thread (and the
- * posting paths) fill with completions the protocol has decided on, and a condition variable
- * that cq_wait sleeps on. The hardware CQs are per endpoint and never seen by callers: a verbs
- * completion is not yet a caller completion (a UC send is done only when acknowledged). */
+/* The software completion queue shared by both back ends (see swcq.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "fabric/verbs/verbs_int.h"
+#include "fabric/swcq.h"
 #include "util/clock.h"
 #include "util/log.h"
 
-/* Re-read jaccl_now_ns() at least this often so that a test clock moving past the deadline is
- * noticed while asleep. */
-#define VB_CQ_SLICE_NS 200000000ull
+/* A waiter re-reads jaccl_now_ns() at least this often, so an injected test clock that jumps
+ * past the deadline is noticed. */
+#define SWCQ_SLICE_NS 200000000ull
 
-int fab_verbs_cq_create(struct fab_domain *dom, int depth, struct fab_cq **out)
+int fab_swcq_create(struct fab_domain *dom, int depth, struct fab_cq **out)
 {
     struct fab_cq *cq = calloc(1, sizeof(*cq));
     pthread_condattr_t ca;
 
     if (!cq)
         return -ENOMEM;
-    cq->cap = depth > 64 ? (uint32_t)depth : 64;
+    cq->cap = depth > 16 ? (uint32_t)depth : 16;
     cq->ring = calloc(cq->cap, sizeof(*cq->ring));
     if (!cq->ring) {
         free(cq);
@@ -37,7 +34,7 @@ int fab_verbs_cq_create(struct fab_domain *dom, int depth, struct fab_cq **out)
     return 0;
 }
 
-void fab_verbs_cq_destroy(struct fab_cq *cq)
+void fab_swcq_destroy(struct fab_cq *cq)
 {
     if (!cq)
         return;
@@ -47,15 +44,20 @@ void fab_verbs_cq_destroy(struct fab_cq *cq)
     free(cq);
 }
 
-static int cq_grow(struct fab_cq *cq)
+/* Doubles the ring, unrolling it so that head becomes 0. */
+static int swcq_grow(struct fab_cq *cq)
 {
     uint32_t cap = cq->cap * 2;
     struct fab_wc *r = malloc((size_t)cap * sizeof(*r));
+    uint32_t first;
 
     if (!r)
         return -ENOMEM;
-    for (uint32_t i = 0; i < cq->n; i++)
-        r[i] = cq->ring[(cq->head + i) % cq->cap];
+    first = cq->cap - cq->head;
+    if (first > cq->n)
+        first = cq->n;
+    memcpy(r, cq->ring + cq->head, first * sizeof(*r));
+    memcpy(r + first, cq->ring, (cq->n - first) * sizeof(*r));
     free(cq->ring);
     cq->ring = r;
     cq->cap = cap;
@@ -63,13 +65,13 @@ static int cq_grow(struct fab_cq *cq)
     return 0;
 }
 
-void vb_cq_push(struct fab_cq *cq, const struct fab_wc *wc)
+void fab_swcq_push(struct fab_cq *cq, const struct fab_wc *wc)
 {
     pthread_mutex_lock(&cq->mu);
-    if (cq->n == cq->cap && cq_grow(cq) != 0) {
+    if (cq->n == cq->cap && swcq_grow(cq) != 0) {
         pthread_mutex_unlock(&cq->mu);
-        JWARN("verbs fabric: out of memory growing a CQ past %u entries; completion of wr_id "
-              "%llu lost",
+        JWARN("fabric: out of memory growing a CQ beyond %u entries; completion of "
+              "wr_id %llu lost",
               cq->cap, (unsigned long long)wc->wr_id);
         return;
     }
@@ -80,13 +82,13 @@ void vb_cq_push(struct fab_cq *cq, const struct fab_wc *wc)
     pthread_mutex_unlock(&cq->mu);
 }
 
-int fab_verbs_cq_poll(struct fab_cq *cq, struct fab_wc *wc, int max)
+int fab_swcq_poll(struct fab_cq *cq, struct fab_wc *wc, int max)
 {
     int k = 0;
 
     pthread_mutex_lock(&cq->mu);
-    for (; k < max && cq->n; k++) {
-        wc[k] = cq->ring[cq->head];
+    while (k < max && cq->n) {
+        wc[k++] = cq->ring[cq->head];
         cq->head = (cq->head + 1) % cq->cap;
         cq->n--;
     }
@@ -94,13 +96,13 @@ int fab_verbs_cq_poll(struct fab_cq *cq, struct fab_wc *wc, int max)
     return k;
 }
 
-static void cq_sleep(struct fab_cq *cq, uint64_t left_ns)
+static void swcq_sleep(struct fab_cq *cq, uint64_t left_ns)
 {
     struct timespec ts;
     uint64_t t;
 
-    if (left_ns > VB_CQ_SLICE_NS)
-        left_ns = VB_CQ_SLICE_NS;
+    if (left_ns > SWCQ_SLICE_NS)
+        left_ns = SWCQ_SLICE_NS;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     t = (uint64_t)ts.tv_nsec + left_ns;
     ts.tv_sec += (time_t)(t / 1000000000ull);
@@ -108,9 +110,9 @@ static void cq_sleep(struct fab_cq *cq, uint64_t left_ns)
     pthread_cond_timedwait(&cq->cv, &cq->mu, &ts);
 }
 
-/* A cq_wake with no waiter is remembered for the next one, so a progress thread told to stop
- * just before it went to sleep still returns. */
-int fab_verbs_cq_wait(struct fab_cq *cq, uint64_t deadline_ns)
+/* cq_wake releases every current waiter; one that comes while nobody waits is kept for the next
+ * waiter, so a progress thread told to stop just before it went to sleep still returns. */
+int fab_swcq_wait(struct fab_cq *cq, uint64_t deadline_ns)
 {
     uint64_t gen;
     int rc = 0;
@@ -130,14 +132,17 @@ int fab_verbs_cq_wait(struct fab_cq *cq, uint64_t deadline_ns)
             rc = -ETIMEDOUT;
             break;
         }
-        cq_sleep(cq, deadline_ns - now);
+        if (deadline_ns == UINT64_MAX)
+            pthread_cond_wait(&cq->cv, &cq->mu);
+        else
+            swcq_sleep(cq, deadline_ns - now);
     }
     cq->waiters--;
     pthread_mutex_unlock(&cq->mu);
     return rc;
 }
 
-void fab_verbs_cq_wake(struct fab_cq *cq)
+void fab_swcq_wake(struct fab_cq *cq)
 {
     pthread_mutex_lock(&cq->mu);
     cq->wake_gen++;
