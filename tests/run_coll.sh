@@ -30,35 +30,5 @@ else
     tests=$(ls "$BUILD"/tests/mp_coll_* 2>/dev/null | grep -v '\.')
 fi
 
-pass=0
-fail=0
-failed=""
-start=$(date +%s)
-for t in $tests; do
-    name=$(basename "$t")
-    if [ ! -x "$t" ]; then
-        echo "run_coll: $t not built"
-        fail=$((fail + 1))
-        failed="$failed $name"
-        continue
-    fi
-    t0=$(date +%s)
-    if timeout -k 5 "$limit" "$t" 2>&1; then
-        pass=$((pass + 1))
-        echo "run_coll: PASS $name ($(($(date +%s) - t0)) s)"
-    else
-        fail=$((fail + 1))
-        failed="$failed $name"
-        echo "run_coll: FAIL $name ($(($(date +%s) - t0)) s)"
-    fi
-    echo
-done
-
-if [ $((pass + fail)) -eq 0 ]; then
-    echo "run_coll: no tests in $BUILD/tests (run make first)"
-    fail=1
-fi
-[ -n "$failed" ] && echo "run_coll: failed:$failed"
-echo "run_coll: $(($(date +%s) - start)) s against $BUILD/libnccl-net-jaccl.so"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+runner=run_coll
+. "$(dirname "$0")/mp_run_list.sh"

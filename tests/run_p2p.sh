@@ -35,35 +35,5 @@ else
     done
 fi
 
-pass=0
-fail=0
-failed=""
-start=$(date +%s)
-for t in $tests; do
-    name=$(basename "$t")
-    if [ ! -x "$t" ]; then
-        echo "run_p2p: $t not built"
-        fail=$((fail + 1))
-        failed="$failed $name"
-        continue
-    fi
-    t0=$(date +%s)
-    if timeout -k 5 "$limit" "$t" 2>&1; then
-        pass=$((pass + 1))
-        echo "run_p2p: PASS $name ($(($(date +%s) - t0)) s)"
-    else
-        fail=$((fail + 1))
-        failed="$failed $name"
-        echo "run_p2p: FAIL $name ($(($(date +%s) - t0)) s)"
-    fi
-    echo
-done
-
-if [ $((pass + fail)) -eq 0 ]; then
-    echo "run_p2p: no tests in $BUILD/tests (run make first)"
-    fail=1
-fi
-[ -n "$failed" ] && echo "run_p2p: failed:$failed"
-echo "run_p2p: $(($(date +%s) - start)) s against $BUILD/libnccl-net-jaccl.so"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+runner=run_p2p
+. "$(dirname "$0")/mp_run_list.sh"
