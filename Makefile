@@ -1,7 +1,8 @@
 # libnccl-net-jaccl: NCCL net + CollNet plugin.
 #
 #   make            build/libnccl-net-jaccl.so and the tools
-#   make test       unit + multi-process tests, then the same suite built with ASan + UBSan
+#   make test       unit + multi-process tests, the same suite built with ASan + UBSan, then
+#                   the verbs suites on soft-RoCE (test-rdma)
 #   make demo       a few local ranks exchanging data through the plugin's ABI
 #   make perf       benchmarks (jaccl beside the raw socket / MPI anchors)
 #   make test-rdma  the verbs suites on soft-RoCE in a qemu VM (RDMA_BENCH=1: + benchmark)
@@ -77,10 +78,12 @@ $(BUILD)/%: tools/%.c $(MP_COMMON) $(INTERNAL)
 deps:
 	tools/install-deps.sh
 
-# The whole suite once normally, then once under ASan + UBSan in its own build folder.
+# The whole suite once normally, once under ASan + UBSan in its own build folder, then on
+# real verbs (soft-RoCE in a VM).
 test: deps
 	$(MAKE) test-fast
 	$(MAKE) test-asan
+	$(MAKE) test-rdma
 
 test-fast: all
 	BUILD=$(BUILD) tests/run_all.sh

@@ -1,4 +1,5 @@
 # Sourced by run_p2p.sh and run_coll.sh: runs every binary in $tests under `timeout $limit`,
+# ("path:1,3" runs the binary with arguments 1 and 3: its scenarios by index),
 # prefixing lines with $runner, and ends with one "N passed, M failed" line (exit status 0 only
 # when every test passed).
 pass=0
@@ -7,14 +8,18 @@ failed=""
 start=$(date +%s)
 for t in $tests; do
     name=$(basename "$t")
-    if [ ! -x "$t" ]; then
+    bin=${t%%:*}
+    args=""
+    case $t in *:*) args=$(echo "${t#*:}" | tr ',' ' ') ;; esac
+    if [ ! -x "$bin" ]; then
         echo "$runner: $t not built"
         fail=$((fail + 1))
         failed="$failed $name"
         continue
     fi
     t0=$(date +%s)
-    if timeout -k 5 "$limit" "$t" 2>&1; then
+    # shellcheck disable=SC2086 # args: scenario indices, split on purpose
+    if timeout -k 5 "$limit" "$bin" $args 2>&1; then
         pass=$((pass + 1))
         echo "$runner: PASS $name ($(($(date +%s) - t0)) s)"
     else

@@ -5,8 +5,10 @@
 #
 #   BUILD=build tests/run_coll.sh               every test
 #   BUILD=build tests/run_coll.sh basic fail    only mp_coll_basic and mp_coll_fail
+#   BUILD=build tests/run_coll.sh basic:0,1,5   scenarios 0, 1 and 5 of mp_coll_basic
 #
-# JACCL_TEST_SAN=1 (set by `make test-asan`) stretches the timeouts: sanitized code is slower.
+# JACCL_TEST_SAN=1 (set by `make test-asan`) stretches the timeouts: sanitized code is slower;
+# JACCL_TEST_SLOW=N stretches them N times (tests/rdma/suite.sh: soft-RoCE in an emulated VM).
 set -u
 
 BUILD=${BUILD:-build}
@@ -19,6 +21,8 @@ export LD_LIBRARY_PATH NCCL_JACCL_SOCKET_IFNAME NCCL_JACCL_TIMEOUT
 # Each test bounds its own ranks with alarm(); this only catches a wedged parent.
 limit=300
 [ "${JACCL_TEST_SAN:-0}" = 1 ] && limit=900
+# JACCL_TEST_SLOW=N (a slow machine or fabric) stretches it N times more, like mp_scaled().
+limit=$((limit * ${JACCL_TEST_SLOW:-1}))
 
 if [ $# -gt 0 ]; then
     tests=""

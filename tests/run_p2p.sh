@@ -6,7 +6,8 @@
 #   BUILD=build tests/run_p2p.sh              every test
 #   BUILD=build tests/run_p2p.sh basic regmr  only mp_p2p_basic and mp_p2p_regmr
 #
-# JACCL_TEST_SAN=1 (set by `make test-asan`) stretches the timeouts: sanitized code is slower.
+# JACCL_TEST_SAN=1 (set by `make test-asan`) stretches the timeouts: sanitized code is slower;
+# JACCL_TEST_SLOW=N stretches them N times (tests/rdma/suite.sh: soft-RoCE in an emulated VM).
 set -u
 
 BUILD=${BUILD:-build}
@@ -19,6 +20,8 @@ export LD_LIBRARY_PATH NCCL_JACCL_SOCKET_IFNAME NCCL_JACCL_TIMEOUT
 # Each test bounds its own ranks with alarm(); this only catches a wedged parent.
 limit=150
 [ "${JACCL_TEST_SAN:-0}" = 1 ] && limit=450
+# JACCL_TEST_SLOW=N (a slow machine or fabric) stretches it N times more, like mp_scaled().
+limit=$((limit * ${JACCL_TEST_SLOW:-1}))
 
 if [ $# -gt 0 ]; then
     tests=""

@@ -105,8 +105,8 @@ int main(int argc, char **argv)
     mp_begin("coll_basic", "CollNet results against a rank-order reference");
     for (size_t i = 0; i < sizeof(sc) / sizeof(sc[0]); i++) {
         char what[96];
-        if (argc > 1 && atoi(argv[1]) != (int)i)
-            continue; /* tests/run_coll.sh may pick one scenario by index */
+        if (!mp_selected(argc, argv, (int)i))
+            continue; /* tests/run_coll.sh may pick scenarios by index */
         snprintf(what, sizeof(what), "%s, %d wire(s)%s", sc[i].algo, sc[i].wires,
                  sc[i].full ? ", every type and reduction" : "");
         failed += mp_run(what, sc[i].nranks, mp_scaled(240), rank_main, (void *)&sc[i]);

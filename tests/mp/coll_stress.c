@@ -195,7 +195,7 @@ int main(int argc, char **argv)
     mp_begin("coll_stress", "CollNet: operations in flight, queue overflow, large, random data");
     for (size_t i = 0; i < sizeof(sc) / sizeof(sc[0]); i++) {
         char what[96];
-        if (argc > 1 && atoi(argv[1]) != (int)i)
+        if (!mp_selected(argc, argv, (int)i))
             continue;
         snprintf(what, sizeof(what), "%s, %d wire(s)", sc[i].algo, sc[i].wires);
         failed += mp_run(what, sc[i].nranks, mp_scaled(240), rank_main, (void *)&sc[i]);

@@ -104,7 +104,7 @@ int main(int argc, char **argv)
     mp_begin("coll_window", "CollNet all-gather / reduce-scatter windows, v11 and v8 tables");
     for (size_t i = 0; i < sizeof(sc) / sizeof(sc[0]); i++) {
         char what[96];
-        if (argc > 1 && atoi(argv[1]) != (int)i)
+        if (!mp_selected(argc, argv, (int)i))
             continue;
         snprintf(what, sizeof(what), "v%d, %s, %d wire(s)", sc[i].version, sc[i].algo, sc[i].wires);
         failed += mp_run(what, sc[i].nranks, mp_scaled(240), rank_main, (void *)&sc[i]);

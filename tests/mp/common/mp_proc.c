@@ -129,6 +129,17 @@ static int wait_ranks(const pid_t *pids, int nranks, double deadline)
     return failed;
 }
 
+int mp_selected(int argc, char **argv, int i)
+{
+    for (int a = 1; a < argc; a++) {
+        char *end;
+        long v = strtol(argv[a], &end, 10);
+        if (*argv[a] && !*end && v == i)
+            return 1;
+    }
+    return argc < 2;
+}
+
 int mp_run(const char *what, int nranks, int timeout_s, mp_rank_fn fn, void *arg)
 {
     pid_t pids[MP_MAX_RANKS];

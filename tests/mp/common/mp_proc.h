@@ -55,6 +55,10 @@ double mp_value_get(int rank, int idx);
 /* Marks rank as killed on purpose (so the parent does not count it), then sends sig. */
 int mp_kill_rank(int rank, int sig);
 
+/* Scenario i is selected when the command line names no scenarios or names i among its
+ * arguments (indices, as tests/run_coll.sh passes them for "basic:0,1,2"). */
+int mp_selected(int argc, char **argv, int i);
+
 /* Test program entry and exit: banner, default environment, final line, exit status. */
 void mp_begin(const char *test, const char *what);
 int mp_end(int failed_scenarios);

@@ -76,7 +76,11 @@ long mp_env_long(const char *name, long def)
 
 int mp_scaled(int seconds)
 {
-    return mp_env_long("JACCL_TEST_SAN", 0) ? seconds * 3 : seconds;
+    long slow = mp_env_long("JACCL_TEST_SLOW", 1);
+
+    if (mp_env_long("JACCL_TEST_SAN", 0))
+        seconds *= 3;
+    return slow > 1 ? (int)(seconds * slow) : seconds;
 }
 
 void mp_default_env(void)

@@ -12,7 +12,8 @@ int mp_thread_count(void);
 /* Listening TCP sockets of this process: fills up to max fds, returns the count. Used to find
  * the port behind a listen comm without knowing the handle's layout. */
 int mp_listen_fds(int *fds, int max);
-/* Timeouts grow under sanitizers (JACCL_TEST_SAN=1): everything runs several times slower. */
+/* Deadlines stretched for slow runs: x3 under sanitizers (JACCL_TEST_SAN=1), and x N more on a
+ * slow machine or fabric (JACCL_TEST_SLOW=N, e.g. soft-RoCE inside an emulated VM). */
 int mp_scaled(int seconds);
 /* Sets NCCL_JACCL_SOCKET_IFNAME=lo and NCCL_JACCL_TIMEOUT=3 unless the caller set them. */
 void mp_default_env(void);
