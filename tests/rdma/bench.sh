@@ -3,6 +3,12 @@
 # rank 0 on rxe0 -> rank 1 on rxe1, 8 requests in flight like NCCL) beside perftest's
 # `ib_write_bw -c UC` between the same two devices, same sizes, same boot. Software RDMA under
 # emulation: the numbers compare the two, they say nothing about hardware.
+#
+# jaccl runs twice per size. "yield": both ranks poll test() with sched_yield() between rounds,
+# as NCCL's proxy thread does. "sleep": they sleep 30 us between rounds instead. The VM has two
+# emulated CPUs, which the two polling ranks, the plugin's progress threads and the kernel's
+# soft-RoCE work share; perftest polls on its client only (its server waits in a socket), so
+# "sleep" is the comparison on equal terms and "yield" what NCCL's habit costs on such a box.
 set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -23,18 +29,22 @@ perftest() { # size -> MB/s (average) of ib_write_bw -c UC
         awk -v s="$1" '$1 == s { print $4 }'
     wait
 }
-jaccl() { # size -> MB/s of rdma_p2p bench
-    timeout 600 "$BUILD/tests/rdma_p2p" bench "$1" 2>/dev/null | awk -v s="$1" '$1 == "jaccl" && $2 == s { print $3 }'
+jaccl() { # size [env...] -> MB/s of rdma_p2p bench
+    local size=$1
+    shift
+    env "$@" timeout 600 "$BUILD/tests/rdma_p2p" bench "$size" 2>/dev/null |
+        awk -v s="$size" '$1 == "jaccl" && $2 == s { print $3 }'
 }
-# One size at a time, perftest then jaccl, so both see the same (shared, noisy) machine.
-printf '%-10s %14s %16s %8s\n' bytes "jaccl MB/s" "perftest MB/s" ratio
+ratio() { awk -v j="${1:-0}" -v p="${2:-0}" 'BEGIN { if (p > 0 && j > 0) printf "%.0f%%", 100 * j / p; else print "?" }'; }
+# One size at a time, perftest then jaccl, so all see the same (shared, noisy) machine.
+printf '%-9s %14s %9s %14s %9s %10s\n' bytes "perftest MB/s" "jaccl" "(yield)" "jaccl" "(sleep)"
 ok=1
 for s in $SIZES; do
     p=$(perftest "$s")
     [ -n "$p" ] || p=$(perftest "$s") # a port clash or a slow start: once more
-    j=$(jaccl "$s")
-    [ -n "$j" ] || ok=0
-    printf '%-10s %14s %16s %8s\n' "$s" "${j:-?}" "${p:-?}" \
-        "$(awk -v j="${j:-0}" -v p="${p:-0}" 'BEGIN { if (p > 0) printf "%.0f%%", 100 * j / p; else print "?" }')"
+    y=$(jaccl "$s" MP_POLL_SLEEP_US=0)
+    z=$(jaccl "$s" MP_POLL_SLEEP_US=30)
+    [ -n "$y" ] && [ -n "$z" ] || ok=0
+    printf '%-9s %14s %9s %14s %9s %10s\n' "$s" "${p:-?}" "${y:-?}" "$(ratio "$y" "$p")" "${z:-?}" "$(ratio "$z" "$p")"
 done
 [ $ok = 1 ] # jaccl must produce its figures; perftest's are for comparison only

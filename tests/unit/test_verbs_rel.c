@@ -432,6 +432,55 @@ static void test_drain_delivers_and_acks(void **st)
     free_ep(ep);
 }
 
+/* Middle segments wait for company (VB_ACK_EVERY of them, or VB_ACK_DELAY_NS); a message's last
+ * segment is acknowledged at the end of its drain. */
+static int acks_queued(const struct fab_ep *ep, uint32_t *last)
+{
+    int t, ln, e, n = 0;
+    uint32_t seq;
+
+    while (frame(ep, n, &t, &ln, &e, &seq)) {
+        assert_int_equal(t, VB_F_ACK);
+        *last = seq;
+        n++;
+    }
+    return n;
+}
+
+static void test_acks_coalesced(void **st)
+{
+    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct vb_lane *l = &ep->lane[0];
+    uint32_t seq = 0, n = 0;
+    uint64_t now = 5000;
+
+    post_recvs(ep, 2);
+    for (; n < VB_ACK_EVERY - 1; n++)
+        vb_rx_segment(ep, l, vb_imm_make(VB_WRITE_PART, 0, n, 0), 64);
+    assert_int_equal(vb_rx_ack(ep, l, now), now + VB_ACK_DELAY_NS);
+    assert_int_equal(acks_queued(ep, &seq), 0);
+    vb_rx_segment(ep, l, vb_imm_make(VB_WRITE_PART, 0, n++, 0), 64); /* the 8th */
+    assert_int_equal(vb_rx_ack(ep, l, now), UINT64_MAX);
+    assert_int_equal(acks_queued(ep, &seq), 1);
+    assert_int_equal(seq, VB_ACK_EVERY);
+    /* one more middle segment: held until its delay has passed */
+    vb_rx_segment(ep, l, vb_imm_make(VB_WRITE_PART, 0, n++, 0), 64);
+    assert_int_equal(vb_rx_ack(ep, l, now + 10), now + 10 + VB_ACK_DELAY_NS);
+    assert_int_equal(vb_rx_ack(ep, l, now + 20), now + 10 + VB_ACK_DELAY_NS);
+    assert_int_equal(acks_queued(ep, &seq), 1);
+    assert_int_equal(vb_rx_ack(ep, l, now + 10 + VB_ACK_DELAY_NS), UINT64_MAX);
+    assert_int_equal(acks_queued(ep, &seq), 2);
+    assert_int_equal(seq, n);
+    /* a message's last segment goes out at once */
+    vb_rx_segment(ep, l, vb_imm_make(VB_WRITE_FINAL, 0, n++, 0), 64);
+    assert_int_equal(vb_rx_ack(ep, l, now + 30), UINT64_MAX);
+    assert_int_equal(acks_queued(ep, &seq), 3);
+    assert_int_equal(seq, n);
+    assert_int_equal(vb_rx_ack(ep, l, now + 40), UINT64_MAX); /* nothing left to say */
+    assert_int_equal(acks_queued(ep, &seq), 3);
+    free_ep(ep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -450,6 +499,7 @@ int main(void)
             cmocka_unit_test(test_probe_fences_older_epochs),
             cmocka_unit_test(test_error_cqe_fails_endpoint),
             cmocka_unit_test(test_drain_delivers_and_acks),
+            cmocka_unit_test(test_acks_coalesced),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

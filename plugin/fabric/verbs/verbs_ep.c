@@ -266,10 +266,12 @@ void fab_verbs_ep_close(struct fab_ep *ep)
     dom = ep->dom;
     JINFO(NCCL_NET,
           "verbs fabric: closing endpoint to %s: %llu segments sent, %llu resent, "
-          "%llu gap reports, %llu probes (%llu needless)",
+          "%llu gap reports, %llu probes (%llu needless); %llu completions in %llu drains, "
+          "%llu acks sent",
           ep->peer, (unsigned long long)ep->stats.segs, (unsigned long long)ep->stats.retx,
           (unsigned long long)ep->stats.naks, (unsigned long long)ep->stats.probes,
-          (unsigned long long)ep->stats.spurious);
+          (unsigned long long)ep->stats.spurious, (unsigned long long)ep->stats.cqes,
+          (unsigned long long)ep->stats.drains, (unsigned long long)ep->stats.acks);
     pthread_mutex_lock(&dom->mu);
     for (struct fab_ep **pp = &dom->eps; *pp; pp = &(*pp)->next) {
         if (*pp == ep) {

@@ -38,6 +38,8 @@
 #define VB_SIGNAL_EVERY 16               /* one send CQE per this many segments, at least */
 #define VB_HW_RQ        (2 * VB_SEG_WIN) /* zero-length receives kept posted per QP */
 #define VB_SEG_PKTS     16 /* UC segment = this many path-MTU packets (1 towards soft-RoCE) */
+#define VB_ACK_EVERY    8  /* segments delivered before an ACK goes out at once */
+#define VB_ACK_DELAY_NS 1000000ull /* longest an ACK of a message's middle waits */
 /* Retransmission timeout: soft-RoCE under emulation stalls for tens of ms now and then, and a
  * spurious probe throws away everything in flight, so the floor is high. */
 #define VB_RTO_INIT 300000000ull
@@ -48,6 +50,9 @@
  * low 16 bits: the caller's immediate on a WRITE_FINAL, VB_SEND_TOO_LONG on a SEND_FINAL. */
 #define VB_SEND_TOO_LONG 1u
 enum vb_seg_type { VB_WRITE_FINAL = 0, VB_WRITE_PART = 1, VB_SEND_FINAL = 2, VB_SEND_PART = 3 };
+/* Receiver's ACK urgency: a message's last segment, or VB_ACK_EVERY segments, are acknowledged
+ * at the end of the drain; the middle of a message may wait VB_ACK_DELAY_NS for company. */
+enum { VB_ACK_LATER = 1, VB_ACK_NOW = 2 };
 #define VB_SEQ_BITS   11
 #define VB_SEQ_MASK   ((1u << VB_SEQ_BITS) - 1)
 #define VB_EPOCH_MASK 7u
@@ -204,7 +209,9 @@ struct vb_rx { /* receiver side of a lane */
     uint32_t expected;
     int nak_epoch; /* epoch a NAK was sent for since the last delivery, -1 none */
     uint32_t min_epoch;
-    int ack_due;
+    int ack_due;        /* VB_ACK_LATER or VB_ACK_NOW; 0: nothing to acknowledge */
+    uint32_t unacked;   /* segments delivered since the last ACK */
+    uint64_t ack_by_ns; /* when a VB_ACK_LATER must go out at the latest */
     int in_msg, is_send;
     struct vb_rwr cur;
     uint64_t bytes;
@@ -284,8 +291,9 @@ struct fab_ep {
     int mtu;
     struct {
         uint64_t segs, retx, naks, probes, spurious;
-    } stats;             /* logged at close */
-    struct fab_ep *next; /* dom->eps */
+        uint64_t cqes, drains, acks; /* hardware completions, drains that found any, ACKs */
+    } stats;                         /* logged at close */
+    struct fab_ep *next;             /* dom->eps */
     struct vb_lane lane[];
 };
 
@@ -355,6 +363,8 @@ void vb_tx_on_reply(struct fab_ep *ep, struct vb_lane *l, uint32_t expected, uin
                     uint64_t now);
 /* Retransmit timer; returns the next time it wants to run (UINT64_MAX: idle). */
 uint64_t vb_tx_timer(struct fab_ep *ep, struct vb_lane *l, uint64_t now);
+/* Sends the lane's due ACK (now: VB_ACK_NOW or past its delay); returns when to look again. */
+uint64_t vb_rx_ack(struct fab_ep *ep, struct vb_lane *l, uint64_t now);
 /* One arrived segment (imm in host order, len = bytes written). */
 void vb_rx_segment(struct fab_ep *ep, struct vb_lane *l, uint32_t imm, uint32_t len);
 void vb_rx_on_probe(struct fab_ep *ep, struct vb_lane *l, uint32_t epoch);

@@ -112,11 +112,36 @@ void vb_rx_segment(struct fab_ep *ep, struct vb_lane *l, uint32_t imm, uint32_t 
     }
     rx->expected++;
     rx->nak_epoch = -1;
-    rx->ack_due = 1;
+    /* One ACK per segment costs a side-channel frame and a wakeup at each end: acknowledge a
+     * message's end at once (its sender completes on it), the middle every few segments. */
+    if (t == VB_WRITE_FINAL || t == VB_SEND_FINAL || ++rx->unacked >= VB_ACK_EVERY)
+        rx->ack_due = VB_ACK_NOW;
+    else if (!rx->ack_due)
+        rx->ack_due = VB_ACK_LATER;
     if (t == VB_WRITE_FINAL || t == VB_WRITE_PART)
         rx_write(ep, l, t, imm & 0xffffu, len);
     else
         rx_send(ep, l, t, imm & 0xffffu, len);
+}
+
+uint64_t vb_rx_ack(struct fab_ep *ep, struct vb_lane *l, uint64_t now)
+{
+    struct vb_rx *rx = &l->rx;
+
+    if (!rx->ack_due)
+        return UINT64_MAX;
+    if (rx->ack_due == VB_ACK_LATER) {
+        if (!rx->ack_by_ns)
+            rx->ack_by_ns = now + VB_ACK_DELAY_NS;
+        if (now < rx->ack_by_ns)
+            return rx->ack_by_ns;
+    }
+    rx->ack_due = 0;
+    rx->unacked = 0;
+    rx->ack_by_ns = 0;
+    ep->stats.acks++;
+    vb_side_send(ep, VB_F_ACK, l->idx, 0, rx->expected);
+    return UINT64_MAX;
 }
 
 void vb_rx_on_probe(struct fab_ep *ep, struct vb_lane *l, uint32_t epoch)

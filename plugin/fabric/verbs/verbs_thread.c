@@ -68,6 +68,8 @@ static uint64_t ep_service(struct fab_domain *dom, struct fab_ep *ep, int cq_ev,
         for (int i = 0; i < ep->nlanes; i++) {
             t = vb_tx_timer(ep, &ep->lane[i], now);
             next = t < next ? t : next;
+            t = vb_rx_ack(ep, &ep->lane[i], now);
+            next = t < next ? t : next;
         }
         vb_side_flush(ep);
         if (atomic_load(&ep->status) == FAB_WC_OK && (ep->side.out_n != 0) != ep->side.want_out)

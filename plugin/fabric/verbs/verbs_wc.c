@@ -67,10 +67,7 @@ static void lane_after_drain(struct fab_ep *ep, struct vb_lane *l, uint64_t now)
             return;
         }
     }
-    if (l->rx.ack_due) {
-        l->rx.ack_due = 0;
-        vb_side_send(ep, VB_F_ACK, l->idx, 0, l->rx.expected);
-    }
+    vb_rx_ack(ep, l, now);
     vb_tx_complete(ep, l);
     vb_tx_pump(ep, l, now);
 }
@@ -88,6 +85,8 @@ void vb_ep_drain(struct fab_ep *ep, uint64_t now)
         total += n;
     }
     ep->drain_more = total >= VB_DRAIN_MAX;
+    ep->stats.cqes += (uint64_t)total;
+    ep->stats.drains += total > 0;
     if (n < 0)
         vb_ep_fail(ep, FAB_WC_LOCAL_ERR, "polling the completion queue failed (%d)", n);
     for (int i = 0; i < ep->nlanes && atomic_load(&ep->status) == FAB_WC_OK; i++)
