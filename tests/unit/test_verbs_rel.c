@@ -481,6 +481,29 @@ static void test_acks_coalesced(void **st)
     free_ep(ep);
 }
 
+/* A middle segment that fills the sender's window asks for its ACK, and gets it at once: with a
+ * window under VB_ACK_EVERY (after a loss) the sender would otherwise wait out the delay. */
+static void test_window_end_asks_for_ack(void **st)
+{
+    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct vb_lane *l = &ep->lane[0];
+    uint32_t seq = 0;
+
+    l->tx.cwnd = 2;
+    write_imm(ep, 4000, 0x55, 7); /* 4 segments, 2 of them allowed out */
+    assert_int_equal(fk_nsent, 2);
+    assert_int_equal(fk_sent[0].imm & VB_ACK_REQ, 0);
+    assert_int_equal(fk_sent[1].imm & VB_ACK_REQ, VB_ACK_REQ);
+    post_recvs(ep, 1);
+    vb_rx_segment(ep, l, fk_sent[0].imm, 1024);
+    assert_int_equal(vb_rx_ack(ep, l, 100), 100 + VB_ACK_DELAY_NS);
+    vb_rx_segment(ep, l, fk_sent[1].imm, 1024);
+    assert_int_equal(vb_rx_ack(ep, l, 200), UINT64_MAX);
+    assert_int_equal(acks_queued(ep, &seq), 1);
+    assert_int_equal(seq, 2);
+    free_ep(ep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -500,6 +523,7 @@ int main(void)
             cmocka_unit_test(test_error_cqe_fails_endpoint),
             cmocka_unit_test(test_drain_delivers_and_acks),
             cmocka_unit_test(test_acks_coalesced),
+            cmocka_unit_test(test_window_end_asks_for_ack),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,11 +27,6 @@ struct vb_dev *vb_dev_get(int dev)
     return dev >= 0 && dev < g_ndev ? &g_dev[dev] : NULL;
 }
 
-const char *vb_dev_name(int dev)
-{
-    return dev >= 0 && dev < g_ndev ? g_dev[dev].info.name : "?";
-}
-
 const char *fab_verbs_why_none(void)
 {
     return g_ndev ? NULL : g_why;

@@ -264,14 +264,6 @@ void fab_verbs_ep_close(struct fab_ep *ep)
     if (!ep)
         return;
     dom = ep->dom;
-    JINFO(NCCL_NET,
-          "verbs fabric: closing endpoint to %s: %llu segments sent, %llu resent, "
-          "%llu gap reports, %llu probes (%llu needless); %llu completions in %llu drains, "
-          "%llu acks sent",
-          ep->peer, (unsigned long long)ep->stats.segs, (unsigned long long)ep->stats.retx,
-          (unsigned long long)ep->stats.naks, (unsigned long long)ep->stats.probes,
-          (unsigned long long)ep->stats.spurious, (unsigned long long)ep->stats.cqes,
-          (unsigned long long)ep->stats.drains, (unsigned long long)ep->stats.acks);
     pthread_mutex_lock(&dom->mu);
     for (struct fab_ep **pp = &dom->eps; *pp; pp = &(*pp)->next) {
         if (*pp == ep) {
@@ -282,6 +274,15 @@ void fab_verbs_ep_close(struct fab_ep *ep)
     if (ep->side.fd >= 0)
         epoll_ctl(dom->epfd, EPOLL_CTL_DEL, ep->side.fd, NULL);
     pthread_mutex_unlock(&dom->mu);
+    /* Unlinked: the progress thread no longer touches the counters. */
+    JINFO(NCCL_NET,
+          "verbs fabric: closing endpoint to %s: %llu segments sent, %llu resent, "
+          "%llu gap reports, %llu probes (%llu needless); %llu completions in %llu drains, "
+          "%llu acks sent",
+          ep->peer, (unsigned long long)ep->stats.segs, (unsigned long long)ep->stats.retx,
+          (unsigned long long)ep->stats.naks, (unsigned long long)ep->stats.probes,
+          (unsigned long long)ep->stats.spurious, (unsigned long long)ep->stats.cqes,
+          (unsigned long long)ep->stats.drains, (unsigned long long)ep->stats.acks);
     ep_free(ep); /* outstanding work is dropped without completions */
 }
 

@@ -47,11 +47,14 @@
 #define VB_RTO_MAX  3000000000ull
 
 /* ---- immediate data: type:2 | epoch:3 | seq:11 | low 16 bits ----
- * low 16 bits: the caller's immediate on a WRITE_FINAL, VB_SEND_TOO_LONG on a SEND_FINAL. */
+ * low 16 bits: the caller's immediate on a WRITE_FINAL, VB_SEND_TOO_LONG on a SEND_FINAL,
+ * VB_ACK_REQ on a PART segment that fills the sender's window. */
 #define VB_SEND_TOO_LONG 1u
+#define VB_ACK_REQ       2u
 enum vb_seg_type { VB_WRITE_FINAL = 0, VB_WRITE_PART = 1, VB_SEND_FINAL = 2, VB_SEND_PART = 3 };
-/* Receiver's ACK urgency: a message's last segment, or VB_ACK_EVERY segments, are acknowledged
- * at the end of the drain; the middle of a message may wait VB_ACK_DELAY_NS for company. */
+/* Receiver's ACK urgency: a message's last segment, a segment that fills the sender's window
+ * (VB_ACK_REQ), or VB_ACK_EVERY segments are acknowledged at the end of the drain; other
+ * middle segments may wait VB_ACK_DELAY_NS for company. */
 enum { VB_ACK_LATER = 1, VB_ACK_NOW = 2 };
 #define VB_SEQ_BITS   11
 #define VB_SEQ_MASK   ((1u << VB_SEQ_BITS) - 1)
@@ -92,7 +95,6 @@ struct vb_dev {
 };
 
 struct vb_dev *vb_dev_get(int dev);
-const char *vb_dev_name(int dev);
 
 /* GID choice for one port: NCCL_JACCL_GID_INDEX when >= 0, else the best entry by content
  * (RoCE v2 IPv4-mapped > IPv4-mapped > RoCE v2 global IPv6). Returns the index, or -1. */
@@ -121,7 +123,6 @@ struct fab_mr {
 };
 
 struct fab_domain {
-    int devidx;
     struct vb_dev *dev;
     const struct vlib *L;
     struct ibv_context *ctx;
@@ -146,8 +147,6 @@ void fab_verbs_mr_dereg(struct fab_mr *mr);
 struct fab_remote_buf fab_verbs_mr_remote(struct fab_mr *mr, void *addr);
 /* 0 if [buf, buf+len) lies inside mr (len 0 always passes), else -EINVAL. */
 int vb_mr_check(struct fab_domain *dom, const struct fab_mr *mr, const void *buf, size_t len);
-
-/* ---- completion queues (verbs_cq.c): software rings the back end fills ---- */
 
 /* ---- endpoints ---- */
 struct vb_rwr { /* a caller's posted RECV */
@@ -189,7 +188,6 @@ struct vb_tx {              /* sender side of a lane (verbs_rel.c) */
     uint32_t ssthresh;
     uint32_t epoch;
     int probe_pending;
-    uint64_t probe_ns;
     uint32_t retry_seq;
     int retries;
     uint64_t last_progress_ns;

@@ -53,7 +53,6 @@ int fab_verbs_domain_open(int dev, struct fab_domain **out)
     d = calloc(1, sizeof(*d));
     if (!d)
         return -ENOMEM;
-    d->devidx = dev;
     d->dev = vb_dev_get(dev);
     d->L = vlib_get(NULL);
     d->epfd = d->wakefd = -1;

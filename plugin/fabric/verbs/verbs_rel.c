@@ -194,7 +194,6 @@ uint64_t vb_tx_timer(struct fab_ep *ep, struct vb_lane *l, uint64_t now)
         return due;
     tx->epoch = (tx->epoch + 1) & VB_EPOCH_MASK;
     tx->probe_pending = 1;
-    tx->probe_ns = now;
     ep->stats.probes++;
     if (tx->backoff < 6)
         tx->backoff++;

@@ -113,8 +113,10 @@ void vb_rx_segment(struct fab_ep *ep, struct vb_lane *l, uint32_t imm, uint32_t 
     rx->expected++;
     rx->nak_epoch = -1;
     /* One ACK per segment costs a side-channel frame and a wakeup at each end: acknowledge a
-     * message's end at once (its sender completes on it), the middle every few segments. */
-    if (t == VB_WRITE_FINAL || t == VB_SEND_FINAL || ++rx->unacked >= VB_ACK_EVERY)
+     * message's end at once (its sender completes on it), and a segment that fills the
+     * sender's window (it sends nothing more until acknowledged), the rest every few. */
+    if (t == VB_WRITE_FINAL || t == VB_SEND_FINAL || (imm & VB_ACK_REQ) ||
+        ++rx->unacked >= VB_ACK_EVERY)
         rx->ack_due = VB_ACK_NOW;
     else if (!rx->ack_due)
         rx->ack_due = VB_ACK_LATER;

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 
 #include "fabric/verbs/verbs_int.h"
+#include "util/sock.h"
 #include "util/clock.h"
 #include "util/log.h"
 
@@ -60,22 +61,19 @@ void vb_side_send_recv(struct fab_ep *ep, int lane, uint64_t addr, uint32_t rkey
 void vb_side_flush(struct fab_ep *ep)
 {
     struct vb_side *s = &ep->side;
+    size_t done = 0;
+    int rc;
 
-    while (s->fd >= 0 && s->out_n && atomic_load(&ep->status) == FAB_WC_OK) {
-        ssize_t n = send(s->fd, s->out, s->out_n, MSG_DONTWAIT | MSG_NOSIGNAL);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            break;
-        if (n < 0) {
-            vb_ep_fail(ep, FAB_WC_PEER_LOST, "side channel failed: %s", strerror(errno));
-            return;
-        }
-        memmove(s->out, s->out + n, s->out_n - (uint32_t)n);
-        s->out_n -= (uint32_t)n;
+    if (s->fd < 0 || !s->out_n || atomic_load(&ep->status) != FAB_WC_OK)
+        return;
+    rc = jaccl_sock_send_nb(s->fd, s->out, s->out_n, &done);
+    if (done) {
+        memmove(s->out, s->out + done, s->out_n - done);
+        s->out_n -= (uint32_t)done;
         ep->last_tx_ns = jaccl_now_ns();
     }
+    if (rc < 0)
+        vb_ep_fail(ep, FAB_WC_PEER_LOST, "side channel failed: %s", strerror(-rc));
 }
 
 static void side_recv_adv(struct fab_ep *ep, struct vb_lane *l, const unsigned char *f,

@@ -76,6 +76,8 @@ static void tx_fill_wr(struct fab_ep *ep, struct vb_lane *l, uint32_t seq, struc
         lo = m->imm;
     else if (s->type == VB_SEND_FINAL && m->too_long)
         lo = VB_SEND_TOO_LONG;
+    else if ((s->type == VB_WRITE_PART || s->type == VB_SEND_PART) && seq + 1 - tx->una >= tx->cwnd)
+        lo = VB_ACK_REQ; /* the window is full after this one: the receiver must not wait */
     memset(wr, 0, sizeof(*wr));
     sge->addr = (uint64_t)(uintptr_t)(m->buf + s->off);
     sge->length = s->len;
