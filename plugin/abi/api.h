@@ -37,14 +37,11 @@ ncclResult_t jaccl_close_listen(void *listenComm);
 
 /* ---- CollNet (plugin/core/coll_*.c) ---- */
 ncclResult_t jaccl_coll_init(void **ctx, uint64_t commId, ncclDebugLogger_t logFunction);
-ncclResult_t jaccl_coll_finalize(void *ctx);
 ncclResult_t jaccl_coll_devices(int *ndev);
 ncclResult_t jaccl_coll_listen(void *ctx, int dev, void *handle, void **listenComm);
 ncclResult_t jaccl_coll_connect(void *handles[], int nranks, int rank, void *listenComm,
                                 void **collComm);
 ncclResult_t jaccl_coll_reduce_support(ncclDataType_t dataType, ncclRedOp_t redOp, int *supported);
-ncclResult_t jaccl_coll_reg_mr(void *collComm, void *data, size_t size, int type, void **mhandle);
-ncclResult_t jaccl_coll_dereg_mr(void *collComm, void *mhandle);
 ncclResult_t jaccl_coll_iallreduce(void *collComm, void *sendData, void *recvData, size_t count,
                                    ncclDataType_t dataType, ncclRedOp_t redOp, void *sendMhandle,
                                    void *recvMhandle, void **request);

@@ -22,29 +22,18 @@ struct legacy_ctx {
 static struct legacy_ctx net_ctx = {PTHREAD_MUTEX_INITIALIZER, 0, NULL};
 static struct legacy_ctx coll_ctx = {PTHREAD_MUTEX_INITIALIZER, 0, NULL};
 
-static ncclResult_t legacy_net_init(ncclDebugLogger_t logger, ncclProfilerCallback_t prof)
+/* jaccl_coll_init is jaccl_init without a profiler, so both kinds of ctx come from here. */
+static ncclResult_t legacy_init(struct legacy_ctx *l, ncclDebugLogger_t logger,
+                                ncclProfilerCallback_t prof)
 {
     ncclResult_t res = ncclSuccess;
 
-    pthread_mutex_lock(&net_ctx.lock);
-    if (!net_ctx.ready) {
-        res = jaccl_init(&net_ctx.ctx, 0, NULL, logger, prof);
-        net_ctx.ready = res == ncclSuccess;
+    pthread_mutex_lock(&l->lock);
+    if (!l->ready) {
+        res = jaccl_init(&l->ctx, 0, NULL, logger, prof);
+        l->ready = res == ncclSuccess;
     }
-    pthread_mutex_unlock(&net_ctx.lock);
-    return res;
-}
-
-static ncclResult_t legacy_coll_init(ncclDebugLogger_t logger)
-{
-    ncclResult_t res = ncclSuccess;
-
-    pthread_mutex_lock(&coll_ctx.lock);
-    if (!coll_ctx.ready) {
-        res = jaccl_coll_init(&coll_ctx.ctx, 0, logger);
-        coll_ctx.ready = res == ncclSuccess;
-    }
-    pthread_mutex_unlock(&coll_ctx.lock);
+    pthread_mutex_unlock(&l->lock);
     return res;
 }
 
@@ -75,12 +64,12 @@ static ncclResult_t reject(void **request, ncclResult_t res)
 
 ncclResult_t jaccl_v10_init(ncclDebugLogger_t logFunction, ncclProfilerCallback_t profFunction)
 {
-    return legacy_net_init(logFunction, profFunction);
+    return legacy_init(&net_ctx, logFunction, profFunction);
 }
 
 ncclResult_t jaccl_v8_init(ncclDebugLogger_t logFunction)
 {
-    return legacy_net_init(logFunction, NULL);
+    return legacy_init(&net_ctx, logFunction, NULL);
 }
 
 /* v9 and v10 properties are the v11 layout without maxMultiRequestSize; a whole v11 struct
@@ -185,31 +174,28 @@ ncclResult_t jaccl_v8_isend(void *sendComm, void *data, int size, int tag, void 
     return jaccl_isend(sendComm, data, (size_t)size, tag, mhandle, NULL, request);
 }
 
-/* The widened sizes live on this stack frame only: jaccl_irecv copies what it keeps. */
+/* The core takes exactly one receive (maxRecvs = 1), so only one size is widened; it lives on
+ * this stack frame only: jaccl_irecv copies what it keeps. */
 ncclResult_t jaccl_v8_irecv(void *recvComm, int n, void **data, int *sizes, int *tags,
                             void **mhandles, void **request)
 {
-    size_t wide[JACCL_V8_MAX_RECVS];
-
-    if (n < 0 || n > JACCL_V8_MAX_RECVS) {
-        JWARN("irecv: n = %d, at most %d supported", n, JACCL_V8_MAX_RECVS);
+    if (n != 1) {
+        JWARN("irecv: %d buffers requested; jaccl reports maxRecvs = 1", n);
         return reject(request, ncclInvalidArgument);
     }
-    for (int i = 0; i < n; i++) {
-        if (sizes[i] < 0) {
-            JWARN("irecv: negative size %d in slot %d", sizes[i], i);
-            return reject(request, ncclInvalidArgument);
-        }
-        wide[i] = (size_t)sizes[i];
+    if (sizes && sizes[0] < 0) {
+        JWARN("irecv: negative size %d", sizes[0]);
+        return reject(request, ncclInvalidArgument);
     }
-    return jaccl_irecv(recvComm, n, data, wide, tags, mhandles, NULL, request);
+    size_t wide = sizes ? (size_t)sizes[0] : 0;
+    return jaccl_irecv(recvComm, 1, data, sizes ? &wide : NULL, tags, mhandles, NULL, request);
 }
 
 /* ---- ncclCollNet ---- */
 
 ncclResult_t jaccl_coll_v8_init(ncclDebugLogger_t logFunction)
 {
-    return legacy_coll_init(logFunction);
+    return legacy_init(&coll_ctx, logFunction, NULL);
 }
 
 ncclResult_t jaccl_coll_v8_listen(int dev, void *handle, void **listenComm)

@@ -27,8 +27,7 @@ ncclResult_t jaccl_v9_irecv(void *recvComm, int n, void **data, size_t *sizes, i
                             void **mhandles, void **request);
 ncclResult_t jaccl_v8_isend(void *sendComm, void *data, int size, int tag, void *mhandle,
                             void **request);
-/* n may be at most JACCL_V8_MAX_RECVS (sizes are widened into an array on the stack). */
-#define JACCL_V8_MAX_RECVS 64
+/* n must be 1, as for jaccl_irecv (maxRecvs = 1). */
 ncclResult_t jaccl_v8_irecv(void *recvComm, int n, void **data, int *sizes, int *tags,
                             void **mhandles, void **request);
 

@@ -1,5 +1,6 @@
-/* CollNet entry points that need no peer: init, devices, reduceSupport, memory registration,
- * and closing comms. */
+/* CollNet entry points that need no peer: init, devices, reduceSupport and closing comms.
+ * Memory registration and finalize are the net ones (jaccl_reg_mr, jaccl_dereg_mr,
+ * jaccl_finalize), which take CollNet comms too. */
 #include <stdlib.h>
 
 #include "abi/api.h"
@@ -11,11 +12,6 @@
 ncclResult_t jaccl_coll_init(void **ctx, uint64_t commId, ncclDebugLogger_t logFunction)
 {
     return jaccl_init(ctx, commId, NULL, logFunction, NULL);
-}
-
-ncclResult_t jaccl_coll_finalize(void *ctx)
-{
-    return jaccl_finalize(ctx);
 }
 
 /* CollNet devices are the net devices: NCCL pairs them by index and name. */
@@ -36,30 +32,6 @@ ncclResult_t jaccl_coll_reduce_support(ncclDataType_t dataType, ncclRedOp_t redO
         return ncclInvalidArgument;
     *supported = jaccl_reduce_fn_get((enum jaccl_dtype)dataType, (enum jaccl_redop)redOp) != NULL;
     return ncclSuccess;
-}
-
-ncclResult_t jaccl_coll_reg_mr(void *collComm, void *data, size_t size, int type, void **mhandle)
-{
-    struct coll_comm *c = coll_handle_obj(collComm, JC_COLL, "CollNet regMr");
-    if (!c) {
-        if (mhandle)
-            *mhandle = NULL;
-        return ncclInvalidArgument;
-    }
-    return jaccl_mr_reg(&c->h->hdr, data, size, type, mhandle);
-}
-
-ncclResult_t jaccl_coll_dereg_mr(void *collComm, void *mhandle)
-{
-    struct coll_comm *c = coll_handle_obj(collComm, JC_COLL, "CollNet deregMr");
-    if (!c)
-        return ncclInvalidArgument;
-    const struct jaccl_mh *mh = mhandle;
-    if (mh && mh->magic == JACCL_MH_MAGIC && mh->owner != &c->h->hdr) {
-        JWARN("CollNet deregMr: %p was registered on another comm", mhandle);
-        return ncclInvalidArgument;
-    }
-    return jaccl_mr_dereg(&c->h->hdr, mhandle);
 }
 
 /* The progress thread says goodbye to every peer and waits for theirs (NCCL_JACCL_TIMEOUT at

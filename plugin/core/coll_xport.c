@@ -175,26 +175,11 @@ ncclResult_t coll_fail(struct coll_comm *c, ncclResult_t rc, const char *fmt, ..
     return rc;
 }
 
-static ncclResult_t status_result(enum fab_wc_status s)
-{
-    switch (s) {
-    case FAB_WC_PEER_LOST:
-    case FAB_WC_REMOTE_ACCESS:
-    case FAB_WC_NO_RECV:
-    case FAB_WC_LEN_ERR:
-        return ncclRemoteError;
-    default:
-        return ncclSystemError;
-    }
-}
-
 static void link_failed(struct coll_comm *c, struct jc_link *l, const struct fab_wc *wc)
 {
-    const char *why = NULL;
-    if (c->ops->ep_error(l->ep, &why) == 0 || !why)
-        why = fab_wc_status_str(wc->status);
-    coll_fail(c, status_result(wc->status), "connection to rank %d (%s) failed: %s", l->peer,
-              l->desc, why);
+    const char *why;
+    ncclResult_t rc = jaccl_wc_failure(c->ops, l->ep, wc->status, &why);
+    coll_fail(c, rc, "connection to rank %d (%s) failed: %s", l->peer, l->desc, why);
 }
 
 /* ---- completions ---- */
@@ -204,6 +189,27 @@ static void link_failed(struct coll_comm *c, struct jc_link *l, const struct fab
 static int link_done(struct coll_comm *c, const struct jc_link *l)
 {
     return l->bye_rcvd || atomic_load(&c->closing);
+}
+
+/* Whether link l's peer runs operation q, as far as its last control message says (a peer at
+ * another operation has nothing to say about q); fails the comm if it runs another one. */
+static int check_link_sig(struct coll_comm *c, const struct jc_link *l, const struct coll_req *q)
+{
+    if (l->peer < 0 || l->peer_seq != q->seq || l->peer_sig == q->op.sig)
+        return 0;
+    coll_fail(c, ncclInvalidUsage,
+              "rank %d (%s) runs a different collective as operation #%llu than this rank "
+              "(%s of %zu bytes): every rank must issue the same operations in the same order",
+              l->peer, l->desc, (unsigned long long)q->seq, jc_kind_name(q->op.g.kind),
+              jc_total(&q->op.g));
+    return -1;
+}
+
+void coll_x_check_sig(struct coll_comm *c, const struct coll_req *q)
+{
+    for (int i = 0; i < c->nlinks; i++)
+        if (check_link_sig(c, &c->links[i], q) != 0)
+            return;
 }
 
 static void on_ctrl(struct coll_comm *c, struct jc_link *l, int li, uint32_t idx, uint32_t len)
@@ -221,31 +227,17 @@ static void on_ctrl(struct coll_comm *c, struct jc_link *l, int li, uint32_t idx
     l->peer_sig = m.op_sig;
     if (m.flags & JC_CTRL_BYE)
         l->bye_rcvd = 1;
+    /* Only this link's view changed: arming an operation checks every link (coll_x_check_sig). */
     if (c->cur)
-        coll_x_check_sig(c, c->cur);
+        check_link_sig(c, l, c->cur);
     if (c->nxt && c->nxt_armed)
-        coll_x_check_sig(c, c->nxt);
+        check_link_sig(c, l, c->nxt);
     if (atomic_load(&c->error) != ncclSuccess)
         return;
     if (c->ops->post_recv(l->ep, c->ndata, &l->rx[idx % JC_CTRL_N], sizeof(m), c->ctrl_mr,
                           JC_WR(JC_WR_CRECV, li, c->ndata, idx)) != 0 &&
         !link_done(c, l))
         coll_fail(c, ncclSystemError, "reposting a control receive for rank %d failed", l->peer);
-}
-
-void coll_x_check_sig(struct coll_comm *c, const struct coll_req *q)
-{
-    for (int i = 0; i < c->nlinks; i++) {
-        const struct jc_link *l = &c->links[i];
-        if (l->peer < 0 || l->peer_seq != q->seq || l->peer_sig == q->op.sig)
-            continue;
-        coll_fail(c, ncclInvalidUsage,
-                  "rank %d (%s) runs a different collective as operation #%llu than this rank "
-                  "(%s of %zu bytes): every rank must issue the same operations in the same order",
-                  l->peer, l->desc, (unsigned long long)q->seq, jc_kind_name(q->op.g.kind),
-                  jc_total(&q->op.g));
-        return;
-    }
 }
 
 static void on_data(struct coll_comm *c, struct jc_link *l, const struct fab_wc *wc)

@@ -41,6 +41,11 @@ struct jaccl_mh {
 ncclResult_t jaccl_mr_reg(struct jaccl_comm_hdr *c, void *data, size_t size, int type,
                           void **mhandle);
 ncclResult_t jaccl_mr_dereg(struct jaccl_comm_hdr *c, void *mhandle);
+/* What a failed completion on ep means for NCCL (ncclRemoteError when the peer is to blame,
+ * else ncclSystemError), and in *why the reason: the endpoint's own if it has one, else the
+ * status's name. */
+ncclResult_t jaccl_wc_failure(const struct fab_ops *ops, struct fab_ep *ep, enum fab_wc_status st,
+                              const char **why);
 /* mh must be ours and cover [p, p+len); len 0 always passes. WARNs on failure. */
 int jaccl_mh_covers(const struct jaccl_mh *mh, const void *p, size_t len, const char *what);
 

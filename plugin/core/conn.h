@@ -50,6 +50,5 @@ int jaccl_connector_start(const struct jaccl_handle *h, uint32_t tag,
 /* 1 done (*ep set, connector freed), 0 in progress, -errno failed (connector freed). */
 int jaccl_connector_step(struct jaccl_connector *c, struct fab_ep **ep);
 void jaccl_connector_abort(struct jaccl_connector *c);
-const char *jaccl_connector_peer(const struct jaccl_connector *c);
 
 #endif

@@ -10,7 +10,7 @@
 #include "util/clock.h"
 #include "util/log.h"
 
-enum cstage { CS_CONNECT, CS_HELLO, CS_ACK, CS_BLOB };
+enum cstage { CS_CONNECT, CS_ACK, CS_BLOB };
 
 struct jaccl_connector {
     struct jaccl_conn_setup setup;
@@ -30,11 +30,6 @@ struct jaccl_connector {
     uint64_t deadline;
     char peer[64];
 };
-
-const char *jaccl_connector_peer(const struct jaccl_connector *c)
-{
-    return c->peer;
-}
 
 static void connector_free(struct jaccl_connector *c, int close_fds)
 {
@@ -170,7 +165,7 @@ static int step_ack(struct jaccl_connector *c)
 int jaccl_connector_step(struct jaccl_connector *c, struct fab_ep **ep)
 {
     int r = 0;
-    if (c->stage == CS_CONNECT || c->stage == CS_HELLO) {
+    if (c->stage == CS_CONNECT) {
         r = step_connect_hello(c);
         if (r == 1) {
             c->stage = CS_ACK;

@@ -1,6 +1,6 @@
-/* Memory registration for comms. Every regMr gets its own fabric registration: NCCL registers
- * adjacent and overlapping sub-ranges of one allocation, and the fabric (verbs: its MR cache)
- * decides whether they share hardware state. */
+/* Memory registration for comms, and the checks and helpers every comm shares. Every regMr gets its
+ * own fabric registration: NCCL registers adjacent and overlapping sub-ranges of one allocation,
+ * and the fabric (verbs: its MR cache) decides whether they share hardware state. */
 #include <stdlib.h>
 
 #include "core/comm.h"
@@ -65,10 +65,32 @@ ncclResult_t jaccl_mr_dereg(struct jaccl_comm_hdr *c, void *mhandle)
         JWARN("deregMr: %p is not a jaccl memory handle", mhandle);
         return ncclInvalidArgument;
     }
+    if (mh->owner != c) {
+        JWARN("%sderegMr: %p was registered on another comm", c->kind == JC_COLL ? "CollNet " : "",
+              mhandle);
+        return ncclInvalidArgument;
+    }
     jaccl_fabric()->mr_dereg(mh->mr);
     mh->magic = 0;
     free(mh);
     return ncclSuccess;
+}
+
+ncclResult_t jaccl_wc_failure(const struct fab_ops *ops, struct fab_ep *ep, enum fab_wc_status st,
+                              const char **why)
+{
+    *why = NULL;
+    if (ops->ep_error(ep, why) == 0 || !*why)
+        *why = fab_wc_status_str(st);
+    switch (st) {
+    case FAB_WC_PEER_LOST:
+    case FAB_WC_REMOTE_ACCESS:
+    case FAB_WC_NO_RECV:
+    case FAB_WC_LEN_ERR:
+        return ncclRemoteError;
+    default:
+        return ncclSystemError;
+    }
 }
 
 int jaccl_mh_covers(const struct jaccl_mh *mh, const void *p, size_t len, const char *what)

@@ -86,12 +86,9 @@ struct p2p_listen {
 };
 
 /* p2p_comm.c */
-struct p2p_comm *p2p_comm_new(int dev, uint32_t kind, int nlanes);
 void p2p_comm_free(struct p2p_comm *c);
 /* Last finalize: free closed comms and abandoned connects. */
 void jaccl_p2p_release_closed(void);
-int p2p_post_ctrl_recvs(struct fab_ep *ep, void *comm);
-struct jaccl_conn_setup p2p_setup(struct p2p_comm *c);
 
 /* p2p_proto.c: all under c->lock */
 void p2p_progress(struct p2p_comm *c);

@@ -50,7 +50,7 @@ void jaccl_p2p_release_closed(void)
     pthread_mutex_unlock(&g_grave_lock);
 }
 
-struct p2p_comm *p2p_comm_new(int dev, uint32_t kind, int nlanes)
+static struct p2p_comm *p2p_comm_new(int dev, uint32_t kind, int nlanes)
 {
     const struct fab_ops *ops = jaccl_fabric();
     struct p2p_comm *c = calloc(1, sizeof(*c));
@@ -97,7 +97,7 @@ void p2p_comm_free(struct p2p_comm *c)
 }
 
 /* The sender's landing buffers for CTSs must be posted before the receiver can send one. */
-int p2p_post_ctrl_recvs(struct fab_ep *ep, void *comm)
+static int p2p_post_ctrl_recvs(struct fab_ep *ep, void *comm)
 {
     struct p2p_comm *c = comm;
     for (unsigned i = 0; i < P2P_CTRL_BUFS; i++) {
@@ -109,7 +109,7 @@ int p2p_post_ctrl_recvs(struct fab_ep *ep, void *comm)
     return 0;
 }
 
-struct jaccl_conn_setup p2p_setup(struct p2p_comm *c)
+static struct jaccl_conn_setup p2p_setup(struct p2p_comm *c)
 {
     struct jaccl_conn_setup s = {
             .ops = jaccl_fabric(),

@@ -26,19 +26,6 @@ ncclResult_t p2p_fail(struct p2p_comm *c, ncclResult_t rc, const char *fmt, ...)
     return rc;
 }
 
-static ncclResult_t status_to_result(enum fab_wc_status s)
-{
-    switch (s) {
-    case FAB_WC_PEER_LOST:
-    case FAB_WC_REMOTE_ACCESS:
-    case FAB_WC_NO_RECV:
-    case FAB_WC_LEN_ERR:
-        return ncclRemoteError;
-    default:
-        return ncclSystemError;
-    }
-}
-
 /* Send side: a CTS landed in one of our control buffers. */
 static void on_cts(struct p2p_comm *c, const struct fab_wc *wc)
 {
@@ -82,10 +69,9 @@ static void on_chunk(struct p2p_comm *c, const struct fab_wc *wc)
 static void on_wc(struct p2p_comm *c, const struct fab_wc *wc)
 {
     if (wc->status != FAB_WC_OK) {
-        const char *why = NULL;
-        if (jaccl_fabric()->ep_error(c->ep, &why) == 0 || !why)
-            why = fab_wc_status_str(wc->status);
-        p2p_fail(c, status_to_result(wc->status), "%s", why);
+        const char *why;
+        ncclResult_t rc = jaccl_wc_failure(jaccl_fabric(), c->ep, wc->status, &why);
+        p2p_fail(c, rc, "%s", why);
         return;
     }
     switch (P2P_WR_TYPE(wc->wr_id)) {

@@ -20,9 +20,10 @@
 
 #define MAX_DEVS 64
 
+/* What init hands NCCL, one per call: finalize frees it and drops that call's reference.
+ * Nothing is kept per context (a member only because C has no empty structs). */
 struct jaccl_ctx {
-    uint64_t comm_id;
-    int traffic_class;
+    char unused;
 };
 
 /* Recursive: the last finalize releases leftover comms, which give their domains back. */
@@ -48,14 +49,6 @@ uint32_t jaccl_fabric_id(void)
 int jaccl_ndevs(void)
 {
     return g_ndevs;
-}
-
-int jaccl_initialized(void)
-{
-    pthread_mutex_lock(&g_lock);
-    int r = g_refs > 0;
-    pthread_mutex_unlock(&g_lock);
-    return r;
 }
 
 uint64_t jaccl_timeout_ns(void)
@@ -125,8 +118,6 @@ ncclResult_t jaccl_init(void **ctx, uint64_t commId, ncclNetCommConfig_v11_t *co
     struct jaccl_ctx *c = calloc(1, sizeof(*c));
     if (!c)
         return ncclSystemError;
-    c->comm_id = commId;
-    c->traffic_class = config ? config->trafficClass : NCCL_NET_TRAFFIC_CLASS_UNDEF;
     ncclResult_t rc = ncclSuccess;
     pthread_mutex_lock(&g_lock);
     if (g_refs == 0)

@@ -23,7 +23,4 @@ void jaccl_domain_put(int dev);
 /* Liveness deadline (NCCL_JACCL_TIMEOUT) in ns. */
 uint64_t jaccl_timeout_ns(void);
 
-/* 1 while at least one init reference is held. */
-int jaccl_initialized(void);
-
 #endif
