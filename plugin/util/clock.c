@@ -22,3 +22,16 @@ uint64_t jaccl_now_ns(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+int jaccl_poll_ms(uint64_t deadline_ns, uint64_t now_ns, int cap_ms)
+{
+    uint64_t left, ms;
+
+    if (deadline_ns == UINT64_MAX)
+        return -1;
+    if (now_ns >= deadline_ns)
+        return 0;
+    left = deadline_ns - now_ns;
+    ms = left / 1000000 + (left % 1000000 != 0);
+    return ms > (uint64_t)cap_ms ? cap_ms : (int)ms;
+}

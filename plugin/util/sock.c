@@ -176,3 +176,16 @@ int jaccl_sock_tune(int fd, int sndbuf, int rcvbuf)
         return -errno;
     return 0;
 }
+
+int jaccl_sock_adopt(int fd)
+{
+    int dom = 0, fl;
+    socklen_t len = sizeof(dom);
+
+    fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+        return -errno;
+    if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &len) == 0 && dom != AF_UNIX)
+        return jaccl_sock_tune(fd, 0, 0);
+    return 0;
+}

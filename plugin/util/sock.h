@@ -43,6 +43,10 @@ int jaccl_sock_connected(int fd);
 int jaccl_sock_accept_nb(int lfd);
 /* TCP_NODELAY, keep non-blocking, optional buffer sizes (0 = leave the kernel's autotuning). */
 int jaccl_sock_tune(int fd, int sndbuf, int rcvbuf);
+/* Takes over a connected socket handed in by the caller: non-blocking always, plus
+ * jaccl_sock_tune(fd, 0, 0) (TCP_NODELAY) unless it is an AF_UNIX socket (tests hand in
+ * socketpairs). Returns 0 or -errno. */
+int jaccl_sock_adopt(int fd);
 
 /* Progress a non-blocking transfer of exactly len bytes; *done counts bytes moved so far.
  * Returns 1 when complete, 0 would block, -errno on error, -EPIPE on orderly close. */
@@ -50,7 +54,8 @@ int jaccl_sock_send_nb(int fd, const void *buf, size_t len, size_t *done);
 int jaccl_sock_recv_nb(int fd, void *buf, size_t len, size_t *done);
 
 /* Blocking with an absolute deadline (jaccl_now_ns scale), using poll(): 0, -ETIMEDOUT,
- * -EPIPE (peer closed) or -errno. For the few places allowed to block (CollNet connect). */
+ * -EPIPE (peer closed) or -errno. Nothing in the plugin blocks on a socket; only the unit tests
+ * use these. */
 int jaccl_sock_send_all(int fd, const void *buf, size_t len, uint64_t deadline_ns);
 int jaccl_sock_recv_all(int fd, void *buf, size_t len, uint64_t deadline_ns);
 

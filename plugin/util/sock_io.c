@@ -54,19 +54,6 @@ int jaccl_sock_recv_nb(int fd, void *buf, size_t len, size_t *done)
     return 1;
 }
 
-/* Milliseconds poll() may sleep: rounded up so we never wake just before the deadline and
- * spin on a zero timeout; -1 (forever) without a deadline. */
-static int poll_timeout_ms(uint64_t deadline_ns)
-{
-    if (deadline_ns == UINT64_MAX)
-        return -1;
-    uint64_t now = jaccl_now_ns();
-    if (now >= deadline_ns)
-        return 0;
-    uint64_t ms = (deadline_ns - now + 999999) / 1000000;
-    return ms > INT_MAX ? INT_MAX : (int)ms;
-}
-
 typedef int (*sock_progress_fn)(int fd, void *buf, size_t len, size_t *done);
 
 static int wait_all(int fd, void *buf, size_t len, uint64_t deadline_ns, sock_progress_fn fn,
@@ -81,7 +68,7 @@ static int wait_all(int fd, void *buf, size_t len, uint64_t deadline_ns, sock_pr
             return -ETIMEDOUT;
         struct pollfd p = {.fd = fd, .events = events};
         /* POLLERR/POLLHUP wake us too; the next progress call turns them into an error. */
-        if (poll(&p, 1, poll_timeout_ms(deadline_ns)) < 0 && errno != EINTR)
+        if (poll(&p, 1, jaccl_poll_ms(deadline_ns, jaccl_now_ns(), INT_MAX)) < 0 && errno != EINTR)
             return -errno;
     }
 }

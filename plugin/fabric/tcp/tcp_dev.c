@@ -102,7 +102,7 @@ int fab_tcp_init(void)
     n = jaccl_find_interfaces(tcp_ifname_spec(), tcp_family(), ifs, TCP_MAX_DEVS);
     for (int i = 0; i < n; i++)
         tcp_dev_fill(&g_dev[i], i, &ifs[i]);
-    g_ndev = n < 0 ? 0 : n;
+    g_ndev = n;
     if (g_ndev == 0)
         JWARN("TCP fabric: no usable IP interface (interface list '%s')", tcp_ifname_spec());
     else

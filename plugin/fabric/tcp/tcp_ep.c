@@ -2,11 +2,9 @@
  * (adopt one connected socket per lane and start the I/O thread), close. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "fabric/tcp/tcp_int.h"
@@ -69,7 +67,6 @@ int fab_tcp_ep_create(struct fab_domain *dom, struct fab_cq *cq, const struct fa
     ep->cq = cq;
     ep->nlanes = attr->nlanes;
     ep->max_send_wr = attr->max_send_wr;
-    ep->max_recv_wr = attr->max_recv_wr;
     ep->liveness_ns = attr->liveness_ns;
     snprintf(ep->peer, sizeof(ep->peer), "%s", attr->peer_desc ? attr->peer_desc : "?");
     ep->epfd = ep->wakefd = -1;
@@ -90,20 +87,6 @@ int fab_tcp_ep_local_info(struct fab_ep *ep, void *buf, size_t cap)
     return 0; /* the sockets are the connection; nothing to exchange */
 }
 
-/* Non-blocking always; TCP_NODELAY for TCP sockets (tests also hand in AF_UNIX pairs). */
-static int tcp_adopt(int fd)
-{
-    int dom = 0, fl;
-    socklen_t len = sizeof(dom);
-
-    fl = fcntl(fd, F_GETFL);
-    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
-        return -errno;
-    if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &len) == 0 && dom != AF_UNIX)
-        return jaccl_sock_tune(fd, 0, 0);
-    return 0;
-}
-
 static int tcp_ep_adopt(struct fab_ep *ep, const int *socks)
 {
     uint64_t now = jaccl_now_ns();
@@ -113,7 +96,7 @@ static int tcp_ep_adopt(struct fab_ep *ep, const int *socks)
         struct tcp_lane *l = &ep->lane[i];
 
         if (rc == 0)
-            rc = tcp_adopt(socks[i]);
+            rc = jaccl_sock_adopt(socks[i]);
         pthread_mutex_lock(&l->send_mu);
         l->fd = socks[i];
         l->last_tx_ns = now;
@@ -123,12 +106,12 @@ static int tcp_ep_adopt(struct fab_ep *ep, const int *socks)
 }
 
 /* A connect that fails leaves the endpoint in error with its queued work flushed, so the caller
- * sees the same thing as for a connection lost later. */
+ * sees the same thing as for a connection lost later. The I/O thread never started (io_start
+ * failing leaves none behind), so the flush is ours to do. */
 static int tcp_ep_connect_failed(struct fab_ep *ep, int rc)
 {
     fab_tcp_ep_fail(ep, FAB_WC_LOCAL_ERR, -1, "could not be connected: %s", strerror(-rc));
-    if (!ep->thread_started)
-        fab_tcp_ep_flush(ep);
+    fab_tcp_ep_flush(ep);
     return rc;
 }
 

@@ -60,7 +60,7 @@ void fab_tcp_mr_unpin(struct fab_mr *mr);
 /* 0 if [buf, buf+len) lies in mr and mr belongs to dom (the verbs lkey check), else -EINVAL. */
 int fab_tcp_mr_check_local(struct fab_domain *dom, struct fab_mr *mr, const void *buf, size_t len);
 
-/* ---- completion queues (tcp_cq.c) ---- */
+/* ---- completion queues: the shared software CQ, fab_swcq_* (fabric/swcq.c) ---- */
 
 /* ---- endpoints ---- */
 struct tcp_swr { /* a posted SEND / WRITE_IMM, or an internal heartbeat */
@@ -106,7 +106,7 @@ struct tcp_lane {
 struct fab_ep {
     struct fab_domain *dom;
     struct fab_cq *cq;
-    int nlanes, max_send_wr, max_recv_wr;
+    int nlanes, max_send_wr;
     uint64_t liveness_ns;
     char peer[128];
     pthread_mutex_t mu;
@@ -149,7 +149,8 @@ int fab_tcp_post_write_imm(struct fab_ep *ep, int lane, const void *buf, size_t 
                            struct fab_mr *mr, struct fab_remote_buf dst, uint32_t imm,
                            uint64_t wr_id);
 /* Moves queued sends into the socket until it is full or the queue is empty; completes what
- * went out. Caller holds send_mu. 1 = queue empty, 0 = socket full, < 0 = -errno. */
+ * went out. Caller holds send_mu. 1 = queue empty, 0 = socket full, < 0 = -errno (the endpoint
+ * has been failed with fab_tcp_ep_fail, "send failed"). */
 int fab_tcp_tx_progress(struct fab_ep *ep, struct tcp_lane *l);
 /* Queues a heartbeat if the lane is idle and has sent nothing since `due_ns` - liveness/4.
  * Returns the time the next one will be due. Caller holds nothing. */

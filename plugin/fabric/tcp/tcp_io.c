@@ -28,14 +28,10 @@ void fab_tcp_io_wake(struct fab_ep *ep)
 
 static void tcp_io_send(struct fab_ep *ep, struct tcp_lane *l)
 {
-    int rc;
-
     pthread_mutex_lock(&l->send_mu);
-    rc = l->sq_n ? fab_tcp_tx_progress(ep, l) : 1;
+    if (l->sq_n)
+        fab_tcp_tx_progress(ep, l); /* an error fails the endpoint */
     pthread_mutex_unlock(&l->send_mu);
-    if (rc < 0)
-        fab_tcp_ep_fail(ep, fab_tcp_errno_status(-rc), l->idx, "send failed: %s",
-                        rc == -EPIPE ? "connection closed" : strerror(-rc));
 }
 
 static void tcp_io_dispatch(struct fab_ep *ep, const struct epoll_event *ev, int n)
@@ -88,16 +84,14 @@ static uint64_t tcp_io_liveness(struct fab_ep *ep)
  * rounded up so a timer never makes the thread spin. */
 static int tcp_io_timeout(struct fab_ep *ep)
 {
-    uint64_t next = tcp_io_liveness(ep), now, ms;
+    uint64_t next = tcp_io_liveness(ep);
+    int ms;
 
     for (int i = 0; i < ep->nlanes; i++)
         if (ep->lane[i].rx.ready)
             return 0;
-    if (next == UINT64_MAX)
-        return -1;
-    now = jaccl_now_ns();
-    ms = next > now ? (next - now + 999999) / 1000000 : 1;
-    return ms > INT32_MAX ? INT32_MAX : (int)ms;
+    ms = jaccl_poll_ms(next, jaccl_now_ns(), INT32_MAX);
+    return ms == 0 ? 1 : ms; /* already due: 1, not 0, so a timer cannot make it spin */
 }
 
 static int tcp_io_healthy(struct fab_ep *ep)

@@ -72,6 +72,15 @@ static void tcp_tx_account(struct fab_ep *ep, struct tcp_lane *l, size_t n)
     }
 }
 
+/* The socket refused a send for good: the endpoint fails (send_mu before ep->mu is the lock
+ * order, so fab_tcp_ep_fail may run under send_mu). */
+static int tcp_tx_failed(struct fab_ep *ep, struct tcp_lane *l, int err)
+{
+    fab_tcp_ep_fail(ep, fab_tcp_errno_status(err), l->idx, "send failed: %s",
+                    err == EPIPE ? "connection closed" : strerror(err));
+    return -err;
+}
+
 int fab_tcp_tx_progress(struct fab_ep *ep, struct tcp_lane *l)
 {
     struct iovec iov[2 * TCP_TX_FRAMES];
@@ -86,7 +95,7 @@ int fab_tcp_tx_progress(struct fab_ep *ep, struct tcp_lane *l)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK)
                 return 0;
-            return -errno;
+            return tcp_tx_failed(ep, l, errno);
         }
         l->last_tx_ns = jaccl_now_ns();
         tcp_tx_account(ep, l, (size_t)n);
@@ -97,8 +106,6 @@ int fab_tcp_tx_progress(struct fab_ep *ep, struct tcp_lane *l)
 /* Queues a frame (caller holds send_mu) and, if it is alone, starts writing it right here. */
 static int tcp_tx_post(struct fab_ep *ep, struct tcp_lane *l, const struct tcp_swr *w)
 {
-    int rc;
-
     if (atomic_load(&ep->status) != FAB_WC_OK)
         return -ENOTCONN;
     if (w->op != TCP_OP_HEARTBEAT && l->sq_n - l->sq_hb >= (uint32_t)ep->max_send_wr)
@@ -110,11 +117,10 @@ static int tcp_tx_post(struct fab_ep *ep, struct tcp_lane *l, const struct tcp_s
     /* Not alone: the frame ahead is waiting for EPOLLOUT, which the I/O thread will get. */
     if (l->fd < 0 || l->sq_n > 1)
         return 0;
-    rc = fab_tcp_tx_progress(ep, l);
-    if (rc < 0)
-        fab_tcp_ep_fail(ep, fab_tcp_errno_status(-rc), l->idx, "send failed: %s",
-                        rc == -EPIPE ? "connection closed" : strerror(-rc));
-    return 0; /* queued: an error now reaches the caller as a completion */
+    /* An error fails the endpoint; the frame is queued, so it reaches the caller as a
+     * completion. */
+    fab_tcp_tx_progress(ep, l);
+    return 0;
 }
 
 static int tcp_tx_submit(struct fab_ep *ep, int lane, const struct tcp_swr *w, struct fab_mr *mr)
@@ -133,29 +139,30 @@ static int tcp_tx_submit(struct fab_ep *ep, int lane, const struct tcp_swr *w, s
     return rc;
 }
 
-int fab_tcp_post_send(struct fab_ep *ep, int lane, const void *buf, size_t len, struct fab_mr *mr,
-                      uint64_t wr_id)
+/* A SEND (imm and dst unused: 0) or a WRITE_IMM. */
+static int tcp_post(struct fab_ep *ep, int lane, const void *buf, size_t len, struct fab_mr *mr,
+                    uint16_t op, uint32_t imm, struct fab_remote_buf dst, uint64_t wr_id)
 {
-    struct tcp_swr w = {.wr_id = wr_id, .buf = buf, .op = TCP_OP_SEND};
+    struct tcp_swr w = {.wr_id = wr_id, .buf = buf, .op = op};
 
     if (len > TCP_MAX_MSG)
         return -EMSGSIZE;
     w.len = (uint32_t)len;
-    w.hdr = tcp_hdr_make(TCP_OP_SEND, w.len, 0, 0, 0);
+    w.hdr = tcp_hdr_make(op, w.len, imm, dst.addr, dst.rkey);
     return tcp_tx_submit(ep, lane, &w, mr);
+}
+
+int fab_tcp_post_send(struct fab_ep *ep, int lane, const void *buf, size_t len, struct fab_mr *mr,
+                      uint64_t wr_id)
+{
+    return tcp_post(ep, lane, buf, len, mr, TCP_OP_SEND, 0, (struct fab_remote_buf){0}, wr_id);
 }
 
 int fab_tcp_post_write_imm(struct fab_ep *ep, int lane, const void *buf, size_t len,
                            struct fab_mr *mr, struct fab_remote_buf dst, uint32_t imm,
                            uint64_t wr_id)
 {
-    struct tcp_swr w = {.wr_id = wr_id, .buf = buf, .op = TCP_OP_WRITE_IMM};
-
-    if (len > TCP_MAX_MSG)
-        return -EMSGSIZE;
-    w.len = (uint32_t)len;
-    w.hdr = tcp_hdr_make(TCP_OP_WRITE_IMM, w.len, imm, dst.addr, dst.rkey);
-    return tcp_tx_submit(ep, lane, &w, mr);
+    return tcp_post(ep, lane, buf, len, mr, TCP_OP_WRITE_IMM, imm, dst, wr_id);
 }
 
 uint64_t fab_tcp_tx_heartbeat(struct fab_ep *ep, struct tcp_lane *l, uint64_t now)
