@@ -47,7 +47,6 @@ struct jc_op {
     struct jc_buf in, out;
     int in_place; /* out aliases in as the kind's in-place convention says */
     uint32_t sig; /* same on every rank for the same call: checked across ranks */
-    size_t bytes; /* reported by test() */
 };
 
 /* ---- the transport (core/coll_xport.c) ---- */
@@ -85,8 +84,10 @@ char *jc_x_scratch(struct jc_xport *x, int idx, size_t len, struct fab_mr **mr);
 
 /* ---- algorithms ---- */
 struct jc_cur {
-    int t;    /* step */
-    size_t f; /* frame within the step's part */
+    int t;             /* step */
+    size_t f;          /* frame within the step's part */
+    struct jc_range r; /* step t's part, and its frames (while t < T: set when t changes) */
+    size_t nf;
 };
 
 struct jc_rlane { /* one (direction, wire) of the ring */
@@ -113,7 +114,6 @@ struct jc_mesh_run {
     struct jc_range red; /* the range reduced here */
     size_t nred, ff;     /* its frames; the frame being folded */
     int fk;              /* next rank to fold into frame ff */
-    int own_saved;       /* in place: the local frame ff was copied to jc_x_own */
     struct jc_mpeer p[JC_MAX_RANKS];
 };
 
@@ -157,13 +157,11 @@ struct jc_algo_ops {
     int (*arm)(struct jc_run *run, struct jc_xport *x);
     int (*advance)(struct jc_run *run, struct jc_xport *x, int *progress);
 };
-extern const struct jc_algo_ops jc_ring_ops, jc_mesh_ops;
-/* NULL for the local copy. */
+extern const struct jc_algo_ops jc_ring_ops, jc_mesh_ops, jc_local_ops;
 const struct jc_algo_ops *jc_algo_ops_of(enum jc_algo a);
 
-/* One rank: a copy. */
-int jc_local_run(const struct jc_op *op);
-/* All-gather: the local chunk into the output, unless it is already there. */
+/* The local chunk into the output, unless it is already there (all-gather; with one rank, the
+ * whole operation). */
 void jc_copy_own(const struct jc_op *op);
 
 #endif

@@ -58,5 +58,5 @@ uint32_t jc_op_sig(const struct jc_op *op)
 
 const struct jc_algo_ops *jc_algo_ops_of(enum jc_algo a)
 {
-    return a == JC_ALGO_RING ? &jc_ring_ops : a == JC_ALGO_MESH ? &jc_mesh_ops : NULL;
+    return a == JC_ALGO_RING ? &jc_ring_ops : a == JC_ALGO_MESH ? &jc_mesh_ops : &jc_local_ops;
 }

@@ -169,10 +169,15 @@ int jc_ring_chunk(const struct jc_geom *g, int t, int d, int recv)
     return mod(d == 0 ? g->rank - off : g->rank + off, g->nranks);
 }
 
-int jc_ring_peer(const struct jc_geom *g, int d, int recv)
+int jc_ring_neighbour(int rank, int nranks, int d, int recv)
 {
     int right = (d == 0) != (recv != 0);
-    return mod(g->rank + (right ? 1 : -1), g->nranks);
+    return mod(rank + (right ? 1 : -1), nranks);
+}
+
+int jc_ring_peer(const struct jc_geom *g, int d, int recv)
+{
+    return jc_ring_neighbour(g->rank, g->nranks, d, recv);
 }
 
 int jc_ring_reduces(const struct jc_geom *g, int t)

@@ -71,6 +71,13 @@ int jc_ring_steps(const struct jc_geom *g);
 int jc_ring_chunk(const struct jc_geom *g, int t, int d, int recv);
 /* Rank sent to (recv = 0) or received from (recv = 1) in direction d. */
 int jc_ring_peer(const struct jc_geom *g, int d, int recv);
+/* The same for `rank` of `nranks`: direction 0 sends to rank+1, direction 1 to rank-1. */
+int jc_ring_neighbour(int rank, int nranks, int d, int recv);
+/* The transport lane that carries ring direction d on wire w, with `wires` wires. */
+static inline int jc_ring_lane(int wires, int d, int w)
+{
+    return d * wires + w;
+}
 /* 1 if what arrives at step t is reduced with the local input (a reduce-scatter step). */
 int jc_ring_reduces(const struct jc_geom *g, int t);
 /* 1 if step t is the last reduce-scatter step: what arrives is final for chunk `rank`. */

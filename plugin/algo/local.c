@@ -20,13 +20,38 @@ void jc_copy_own(const struct jc_op *op)
     copy_range(op, &r);
 }
 
-int jc_local_run(const struct jc_op *op)
+/* One rank: the local chunk is everything (all-reduce: the whole vector), so the copy is all. */
+static int local_start(struct jc_run *run, struct jc_xport *x)
 {
-    struct jc_range r;
-    if (op->g.kind == JC_ALLREDUCE)
-        r = (struct jc_range){0, jc_total(&op->g)};
-    else
-        jc_chunk(&op->g, 0, &r);
-    copy_range(op, &r);
+    return 0;
+}
+
+static int local_post(struct jc_run *run, struct jc_xport *x, int *progress)
+{
+    return 0;
+}
+
+static int local_all(const struct jc_run *run)
+{
     return 1;
 }
+
+static int local_arm(struct jc_run *run, struct jc_xport *x)
+{
+    jc_copy_own(run->op);
+    return 0;
+}
+
+static int local_advance(struct jc_run *run, struct jc_xport *x, int *progress)
+{
+    return 1;
+}
+
+const struct jc_algo_ops jc_local_ops = {
+        .start = local_start,
+        .post = local_post,
+        .posted_all = local_all,
+        .sent_all = local_all,
+        .arm = local_arm,
+        .advance = local_advance,
+};

@@ -38,7 +38,6 @@ static int mesh_start(struct jc_run *run, struct jc_xport *x)
     m->nred = jc_nframes(g, &m->red);
     m->ff = 0;
     m->fk = 0;
-    m->own_saved = 0;
     return 0;
 }
 
@@ -118,7 +117,8 @@ static const char *contrib(struct jc_run *run, struct jc_xport *x, int k, const 
     const struct jc_op *op = run->op;
     if (k != op->g.rank)
         return jc_x_slot(x, k, 0, run->mesh.p[k].slot_of[run->mesh.ff % JC_POST_MAX], NULL);
-    return run->mesh.own_saved ? jc_x_own(x, run->idx) : jc_at(&op->in, fr->lo);
+    /* In place, a local contribution folded after the first write was saved by fold_first. */
+    return op->in_place && k >= 2 ? jc_x_own(x, run->idx) : jc_at(&op->in, fr->lo);
 }
 
 /* Peer k's frame ff is folded: its slot goes back to the stream. */
@@ -138,10 +138,8 @@ static int fold_first(struct jc_run *run, struct jc_xport *x, const struct jc_ra
     if (op->in_place) {
         if (op->g.kind == JC_ALLREDUCE && !sent_everywhere(run, x, m->ff))
             return 0;
-        if (op->g.rank >= 2) {
+        if (op->g.rank >= 2)
             memcpy(jc_x_own(x, run->idx), jc_at(&op->in, fr->lo), fr->len);
-            m->own_saved = 1;
-        }
     }
     op->fn(jc_at(&op->out, fr->lo), contrib(run, x, 0, fr), contrib(run, x, 1, fr),
            fr->len / op->g.esz);
@@ -172,7 +170,6 @@ static int fold_step(struct jc_run *run, struct jc_xport *x)
     if (m->fk >= op->g.nranks) {
         m->ff++;
         m->fk = 0;
-        m->own_saved = 0;
     }
     return 1;
 }
@@ -180,7 +177,7 @@ static int fold_step(struct jc_run *run, struct jc_xport *x)
 static int mesh_done(struct jc_run *run, struct jc_xport *x)
 {
     const struct jc_geom *g = &run->op->g;
-    if (reduces(run->op) && run->mesh.ff < run->mesh.nred)
+    if (run->mesh.ff < run->mesh.nred) /* nred is 0 for all-gather */
         return 0;
     for (int p = 0; p < g->nranks; p++) {
         const struct jc_mpeer *mp = &run->mesh.p[p];
@@ -223,9 +220,8 @@ static int mesh_sent_all(const struct jc_run *run)
 static int mesh_advance(struct jc_run *run, struct jc_xport *x, int *progress)
 {
     const struct jc_geom *g = &run->op->g;
-    if (reduces(run->op))
-        while (run->mesh.ff < run->mesh.nred && fold_step(run, x))
-            *progress = 1;
+    while (run->mesh.ff < run->mesh.nred && fold_step(run, x)) /* none for all-gather */
+        *progress = 1;
     /* Start with the next rank so that not everybody sends to rank 0 first. */
     for (int i = 1; i < g->nranks; i++) {
         int p = (g->rank + i) % g->nranks;

@@ -19,18 +19,34 @@ static void part_of(const struct jc_geom *g, const struct jc_rlane *l, int t, in
     jc_ring_part(g, t, l->d, l->w, recv, r);
 }
 
+/* Caches step t's part in the cursor: it changes only with the step. */
+static void cur_load(const struct jc_geom *g, const struct jc_rlane *l, int recv, struct jc_cur *c)
+{
+    part_of(g, l, c->t, recv, &c->r);
+    c->nf = jc_nframes(g, &c->r);
+}
+
 /* Moves a cursor to the next frame, skipping steps whose part is empty. */
 static void cur_norm(const struct jc_geom *g, const struct jc_rlane *l, int T, int recv,
                      struct jc_cur *c)
 {
-    struct jc_range r;
-    while (c->t < T) {
-        part_of(g, l, c->t, recv, &r);
-        if (c->f < jc_nframes(g, &r))
-            return;
+    while (c->t < T && c->f >= c->nf) {
         c->t++;
         c->f = 0;
+        if (c->t < T)
+            cur_load(g, l, recv, c);
     }
+}
+
+/* The cursor at the first frame of the operation. */
+static void cur_init(const struct jc_geom *g, const struct jc_rlane *l, int T, int recv,
+                     struct jc_cur *c)
+{
+    c->t = 0;
+    c->f = 0;
+    if (T > 0)
+        cur_load(g, l, recv, c);
+    cur_norm(g, l, T, recv, c);
 }
 
 static void cur_next(const struct jc_geom *g, const struct jc_rlane *l, int T, int recv,
@@ -40,12 +56,9 @@ static void cur_next(const struct jc_geom *g, const struct jc_rlane *l, int T, i
     cur_norm(g, l, T, recv, c);
 }
 
-static void cur_frame(const struct jc_geom *g, const struct jc_rlane *l, int recv,
-                      const struct jc_cur *c, struct jc_range *fr)
+static void cur_frame(const struct jc_geom *g, const struct jc_cur *c, struct jc_range *fr)
 {
-    struct jc_range r;
-    part_of(g, l, c->t, recv, &r);
-    jc_frame(g, &r, c->f, fr);
+    jc_frame(g, &c->r, c->f, fr);
 }
 
 static uint32_t frames_total(const struct jc_geom *g, const struct jc_rlane *l, int T, int recv)
@@ -68,7 +81,7 @@ static void lane_init(struct jc_run *run, struct jc_xport *x, int d, int w)
     memset(l, 0, sizeof(*l));
     l->d = d;
     l->w = w;
-    l->lane = d * jc_x_wires(x) + w;
+    l->lane = jc_ring_lane(jc_x_wires(x), d, w);
     l->speer = jc_ring_peer(g, d, 0);
     l->rpeer = jc_ring_peer(g, d, 1);
     l->rbase = jc_x_posted(x, l->rpeer, l->lane);
@@ -76,9 +89,9 @@ static void lane_init(struct jc_run *run, struct jc_xport *x, int d, int w)
     l->nrecv = frames_total(g, l, rr->T, 1);
     part_of(g, l, 0, 0, &r0);
     l->n0 = rr->T > 0 ? (uint32_t)jc_nframes(g, &r0) : 0;
-    cur_norm(g, l, rr->T, 0, &l->sc);
-    cur_norm(g, l, rr->T, 1, &l->pc);
-    cur_norm(g, l, rr->T, 1, &l->qc);
+    cur_init(g, l, rr->T, 0, &l->sc);
+    cur_init(g, l, rr->T, 1, &l->pc);
+    cur_init(g, l, rr->T, 1, &l->qc);
 }
 
 /* Receive side only: the previous operation may still be running. */
@@ -126,7 +139,7 @@ static void lane_process(struct jc_run *run, struct jc_xport *x, struct jc_rlane
         if (jc_ring_reduces(g, l->qc.t)) {
             struct jc_range fr;
             int s = l->slot_of[l->proc % JC_POST_MAX];
-            cur_frame(g, l, 1, &l->qc, &fr);
+            cur_frame(g, &l->qc, &fr);
             char *dst = jc_ring_final(g, l->qc.t) ? jc_at(&op->out, fr.lo)
                                                   : jc_at(&run->ring.acc, fr.lo);
             op->fn(dst, jc_at(&op->in, fr.lo), jc_x_slot(x, l->rpeer, l->lane, s, NULL),
@@ -152,7 +165,7 @@ static int lane_post(struct jc_run *run, struct jc_xport *x, struct jc_rlane *l,
         char *buf;
         struct fab_mr *mr = op->out.mr;
         int s = -1;
-        cur_frame(g, l, 1, &l->pc, &fr);
+        cur_frame(g, &l->pc, &fr);
         if (jc_ring_reduces(g, l->pc.t)) {
             if ((s = jc_x_slot_take(x, l->rpeer, l->lane)) < 0)
                 break;
@@ -187,7 +200,7 @@ static int lane_send(struct jc_run *run, struct jc_xport *x, struct jc_rlane *l,
             break;
         struct jc_range fr;
         const struct jc_buf *b = send_src(run, l->sc.t);
-        cur_frame(g, l, 0, &l->sc, &fr);
+        cur_frame(g, &l->sc, &fr);
         if (jc_x_send(x, l->speer, l->lane, jc_at(b, fr.lo), fr.len, b->mr) != 0)
             return -1;
         l->sent++;

@@ -75,7 +75,6 @@ struct coll_req {
     uint32_t magic;
     atomic_int state;
     ncclResult_t result;
-    struct coll_comm *comm;
     uint64_t seq;
     struct jc_op op;
 };
@@ -108,7 +107,7 @@ struct coll_comm {
      * the single peer is both neighbours and gets two connections (two I/O paths). */
     int16_t link_r[JC_MAX_RANKS], link_l[JC_MAX_RANKS];
     char *ctrl_mem, *stage_mem, *scratch[2]; /* a scratch per run slot */
-    size_t ctrl_len, stage_len, scratch_len[2];
+    size_t scratch_len[2];
     struct fab_mr *ctrl_mr, *stage_mr, *scratch_mr[2];
     int nstage;
     /* queue: API threads fill at q_tail (under qlock), the progress thread runs q_exec */

@@ -21,9 +21,9 @@ static void *alloc_pages(size_t len)
 
 static int ctrl_alloc(struct coll_comm *c)
 {
-    c->ctrl_len = (size_t)c->maxlinks * 2 * JC_CTRL_N * sizeof(struct jc_ctrl);
-    c->ctrl_mem = alloc_pages(c->ctrl_len);
-    if (!c->ctrl_mem || c->ops->mr_reg(c->dom, c->ctrl_mem, c->ctrl_len, &c->ctrl_mr) != 0)
+    size_t len = (size_t)c->maxlinks * 2 * JC_CTRL_N * sizeof(struct jc_ctrl);
+    c->ctrl_mem = alloc_pages(len);
+    if (!c->ctrl_mem || c->ops->mr_reg(c->dom, c->ctrl_mem, len, &c->ctrl_mr) != 0)
         return -ENOMEM;
     for (int i = 0; i < c->maxlinks; i++) {
         struct jc_link *l = &c->links[i];
@@ -50,10 +50,8 @@ struct coll_comm *coll_comm_new(int dev, int nranks, int rank, int wires)
     c->ndata = 2 * wires;
     c->maxlinks = 2 * nranks + 4; /* room for connection attempts that fail half-way */
     pthread_mutex_init(&c->qlock, NULL);
-    for (int i = 0; i < JC_QSIZE; i++) {
+    for (int i = 0; i < JC_QSIZE; i++)
         c->req[i].magic = JC_REQ_MAGIC;
-        c->req[i].comm = c;
-    }
     for (int p = 0; p < JC_MAX_RANKS; p++)
         c->link_r[p] = c->link_l[p] = -1;
     c->dom = jaccl_domain_get(dev);
@@ -163,18 +161,18 @@ static void mark_stage(struct coll_comm *c, int peer, int lane, int *n)
  * neighbour, direction 1 from the right one, and lane 0 of every mesh peer. */
 int coll_stage_alloc(struct coll_comm *c)
 {
-    int n = 0, left = (c->rank + c->nranks - 1) % c->nranks, right = (c->rank + 1) % c->nranks;
-    for (int w = 0; c->nranks > 1 && w < c->wires; w++) {
-        mark_stage(c, left, w, &n);
-        mark_stage(c, right, c->wires + w, &n);
-    }
+    int n = 0;
+    for (int w = 0; c->nranks > 1 && w < c->wires; w++)
+        for (int d = 0; d < 2; d++)
+            mark_stage(c, jc_ring_neighbour(c->rank, c->nranks, d, 1), jc_ring_lane(c->wires, d, w),
+                       &n);
     for (int p = 0; c->choice.mesh_connected && p < c->nranks; p++)
         if (p != c->rank)
             mark_stage(c, p, 0, &n);
     c->nstage = n;
-    c->stage_len = ((size_t)n * JC_SLOTS + 2) * JC_FRAME_MAX; /* + the mesh's own, per run */
-    c->stage_mem = alloc_pages(c->stage_len);
-    if (!c->stage_mem || c->ops->mr_reg(c->dom, c->stage_mem, c->stage_len, &c->stage_mr) != 0)
+    size_t len = ((size_t)n * JC_SLOTS + 2) * JC_FRAME_MAX; /* + the mesh's own, per run */
+    c->stage_mem = alloc_pages(len);
+    if (!c->stage_mem || c->ops->mr_reg(c->dom, c->stage_mem, len, &c->stage_mr) != 0)
         return -ENOMEM;
     return 0;
 }

@@ -90,7 +90,8 @@ static void choose(struct coll_comm *c)
 static int start_connectors(struct cx *x)
 {
     struct coll_comm *c = x->c;
-    int left = (c->rank + c->nranks - 1) % c->nranks, right = (c->rank + 1) % c->nranks;
+    int left = jc_ring_neighbour(c->rank, c->nranks, 0, 1);
+    int right = jc_ring_neighbour(c->rank, c->nranks, 0, 0);
     int pair = c->nranks == 2;
     for (int p = 0; p < c->nranks; p++) {
         if (p == c->rank || !(c->choice.mesh_connected || p == left || p == right))

@@ -136,8 +136,34 @@ ncclResult_t jaccl_coll_iallreduce(void *collComm, void *sendData, void *recvDat
     op.in = buf_of(sendData, sendMhandle, 0, bytes);
     op.out = buf_of(recvData, recvMhandle, 0, bytes);
     op.in_place = bytes && sendData == recvData;
-    op.bytes = bytes;
     return submit(c, &op, request);
+}
+
+/* All-gather and reduce-scatter: a window buffer (recvParts / sendParts) holding the window and
+ * a rank buffer (sendData / recvData) holding window ∩ own segment. */
+static ncclResult_t submit_window(struct coll_comm *c, const char *name, struct jc_op *op,
+                                  enum jc_kind kind, size_t esz, size_t bpr, size_t wo, size_t wb,
+                                  int nparts, ncclNetSGE_v11_t *parts, void *rank_buf,
+                                  void *rank_mh, void **request)
+{
+    int ag = kind == JC_ALLGATHER;
+    if (!check_window(c, name, bpr, wo, wb, esz) || !check_part(name, nparts, parts, wb))
+        return ncclInvalidArgument;
+    jc_geom_window(&op->g, kind, c->nranks, c->rank, esz, bpr, wo, wb);
+    struct jc_range mine;
+    jc_chunk(&op->g, c->rank, &mine);
+    char *win = parts[0].address, *inplace = win + (mine.lo - wo);
+    if (!check_buffer(c, name, ag ? "receive part" : "send part", win, wb, parts[0].mhandle) ||
+        !check_buffer(c, name, ag ? "send buffer" : "receive buffer", rank_buf, mine.len,
+                      rank_mh) ||
+        !check_alias(name, win, wb, rank_buf, mine.len, inplace))
+        return ncclInvalidArgument;
+    struct jc_buf wbuf = buf_of(win, parts[0].mhandle, wo, wb);
+    struct jc_buf rbuf = buf_of(rank_buf, rank_mh, mine.lo, mine.len);
+    op->in = ag ? rbuf : wbuf;
+    op->out = ag ? wbuf : rbuf;
+    op->in_place = mine.len && rank_buf == inplace;
+    return submit(c, op, request);
 }
 
 ncclResult_t jaccl_coll_iallgather(void *collComm, void *sendData, int nRecvParts,
@@ -148,23 +174,10 @@ ncclResult_t jaccl_coll_iallgather(void *collComm, void *sendData, int nRecvPart
     const char *name = "CollNet iallgather";
     struct coll_comm *c = begin(collComm, request, name);
     struct jc_op op = {.dtype = -1, .redop = -1};
-    if (!c || !check_window(c, name, bytesPerRank, windowOffset, windowBytes, 1) ||
-        !check_part(name, nRecvParts, recvParts, windowBytes))
+    if (!c)
         return ncclInvalidArgument;
-    jc_geom_window(&op.g, JC_ALLGATHER, c->nranks, c->rank, 1, bytesPerRank, windowOffset,
-                   windowBytes);
-    struct jc_range mine;
-    jc_chunk(&op.g, c->rank, &mine);
-    char *out = recvParts[0].address;
-    if (!check_buffer(c, name, "receive part", out, windowBytes, recvParts[0].mhandle) ||
-        !check_buffer(c, name, "send buffer", sendData, mine.len, sendMhandle) ||
-        !check_alias(name, out, windowBytes, sendData, mine.len, out + (mine.lo - windowOffset)))
-        return ncclInvalidArgument;
-    op.in = buf_of(sendData, sendMhandle, mine.lo, mine.len);
-    op.out = buf_of(out, recvParts[0].mhandle, windowOffset, windowBytes);
-    op.in_place = mine.len && jc_at(&op.in, mine.lo) == jc_at(&op.out, mine.lo);
-    op.bytes = windowBytes;
-    return submit(c, &op, request);
+    return submit_window(c, name, &op, JC_ALLGATHER, 1, bytesPerRank, windowOffset, windowBytes,
+                         nRecvParts, recvParts, sendData, sendMhandle, request);
 }
 
 ncclResult_t jaccl_coll_ireducescatter(void *collComm, int nSendParts, ncclNetSGE_v11_t *sendParts,
@@ -178,23 +191,8 @@ ncclResult_t jaccl_coll_ireducescatter(void *collComm, int nSendParts, ncclNetSG
     if (!c || !check_reduce(name, dataType, redOp, &op.fn))
         return ncclInvalidArgument;
     size_t esz = jaccl_dtype_size((enum jaccl_dtype)dataType);
-    if (!check_window(c, name, bytesPerRank, windowOffset, windowBytes, esz) ||
-        !check_part(name, nSendParts, sendParts, windowBytes))
-        return ncclInvalidArgument;
-    jc_geom_window(&op.g, JC_REDUCESCATTER, c->nranks, c->rank, esz, bytesPerRank, windowOffset,
-                   windowBytes);
-    struct jc_range mine;
-    jc_chunk(&op.g, c->rank, &mine);
-    char *in = sendParts[0].address;
-    if (!check_buffer(c, name, "send part", in, windowBytes, sendParts[0].mhandle) ||
-        !check_buffer(c, name, "receive buffer", recvData, mine.len, recvMhandle) ||
-        !check_alias(name, in, windowBytes, recvData, mine.len, in + (mine.lo - windowOffset)))
-        return ncclInvalidArgument;
-    op.in = buf_of(in, sendParts[0].mhandle, windowOffset, windowBytes);
-    op.out = buf_of(recvData, recvMhandle, mine.lo, mine.len);
-    op.in_place = mine.len && jc_at(&op.in, mine.lo) == jc_at(&op.out, mine.lo);
-    op.bytes = mine.len;
-    return submit(c, &op, request);
+    return submit_window(c, name, &op, JC_REDUCESCATTER, esz, bytesPerRank, windowOffset,
+                         windowBytes, nSendParts, sendParts, recvData, recvMhandle, request);
 }
 
 /* Host memory only: nothing is ever in flight between the NIC and the buffer. */

@@ -63,7 +63,7 @@ ncclResult_t jaccl_coll_test(void *request, int *done, int *size)
         return ncclSuccess;
     ncclResult_t rc = r->result;
     if (size)
-        *size = r->op.bytes > INT_MAX ? INT_MAX : (int)r->op.bytes;
+        *size = r->op.out.len > INT_MAX ? INT_MAX : (int)r->op.out.len; /* bytes out */
     atomic_store(&r->state, JC_REQ_FREE);
     return rc;
 }

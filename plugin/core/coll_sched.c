@@ -31,18 +31,15 @@ static void begin(struct coll_comm *c, struct coll_req *q, int behind)
     struct jc_run *r = run_of(c, behind);
     r->op = &q->op;
     r->idx = c->cur_run ^ behind;
-    if (ops_of(q))
-        ops_of(q)->start(r, coll_xport(c));
+    ops_of(q)->start(r, coll_xport(c));
 }
 
-/* 1 if q is already over (a local copy, or a broken comm), 0 if it now runs. */
+/* 1 if q is already over (a broken comm), 0 if it now runs. */
 static int arm(struct coll_comm *c, struct coll_req *q, int behind)
 {
     coll_x_check_sig(c, q);
     if (comm_error(c) != ncclSuccess)
         return 1;
-    if (!ops_of(q))
-        return jc_local_run(&q->op);
     if (ops_of(q)->arm(run_of(c, behind), coll_xport(c)) != 0) {
         coll_fail(c, ncclSystemError, "no memory for %s of %zu bytes", jc_kind_name(q->op.g.kind),
                   jc_total(&q->op.g));
@@ -80,7 +77,7 @@ static int behind(struct coll_comm *c, int *progress)
 {
     if (!c->nxt) {
         struct coll_req *q = coll_next(c, 1);
-        if (!q || !ops_of(q) || !ops_of(c->cur)->posted_all(run_of(c, 0)))
+        if (!q || !ops_of(c->cur)->posted_all(run_of(c, 0)))
             return 0;
         c->nxt = q;
         begin(c, q, 1);

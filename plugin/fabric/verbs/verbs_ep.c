@@ -5,7 +5,6 @@
  * can reach a peer whose QPs are not ready for it, and ep_connect itself never blocks. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +18,7 @@
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/param.h"
+#include "util/sock.h"
 
 int fab_verbs_side_socks(const struct fab_ep_attr *attr)
 {
@@ -194,18 +194,6 @@ static int ep_qps_up(struct fab_ep *ep, const struct vb_info *peer)
     return 0;
 }
 
-static int sock_adopt(int fd)
-{
-    int fl = fcntl(fd, F_GETFL), dom = 0;
-    socklen_t len = sizeof(dom);
-
-    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
-        return -errno;
-    if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &len) == 0 && dom != AF_UNIX)
-        return jaccl_sock_tune(fd, 0, 0);
-    return 0;
-}
-
 /* Live: the thread watches the socket; READY goes out; the peer's READY opens the windows. */
 static void ep_go_live(struct fab_ep *ep, int fd)
 {
@@ -243,7 +231,7 @@ int fab_verbs_ep_connect(struct fab_ep *ep, const void *peer_info, size_t len, c
         if (rc == 0)
             rc = ep_qps_up(ep, &peer);
         if (rc == 0)
-            rc = sock_adopt(socks[0]);
+            rc = jaccl_sock_adopt(socks[0]);
     }
     if (rc != 0) {
         for (int i = 0; i < nsocks; i++)

@@ -101,14 +101,9 @@ static int collect_cq_events(struct fab_domain *dom, uint64_t *ids, int max, int
 
 static int timeout_ms(uint64_t next)
 {
-    uint64_t now = jaccl_now_ns();
-
     if (next == UINT64_MAX)
         return VB_TICK_MAX;
-    if (next <= now)
-        return 0;
-    next = (next - now + 999999) / 1000000;
-    return next > VB_TICK_MAX ? VB_TICK_MAX : (int)next;
+    return jaccl_poll_ms(next, jaccl_now_ns(), VB_TICK_MAX);
 }
 
 static void *thread_main(void *arg)
