@@ -34,7 +34,9 @@ INTERNAL := $(BUILD)/libjaccl-internal.a
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+# The multi-process harness, compiled once and linked into every mp test, tool and rdma_p2p.
 MP_COMMON := $(wildcard tests/mp/common/*.c)
+MP_COMMON_OBJ := $(MP_COMMON:%.c=$(BUILD)/obj/%.o)
 MP_SRC := $(wildcard tests/mp/*.c)
 MP_BIN := $(MP_SRC:tests/mp/%.c=$(BUILD)/tests/mp_%)
 TOOL_SRC := $(wildcard tools/*.c)
@@ -66,13 +68,19 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(INTERNAL)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests/unit $< -o $@ $(INTERNAL) -lcmocka $(LDSAN) $(LDLIBS)
 
-$(BUILD)/tests/mp_%: tests/mp/%.c $(MP_COMMON) $(wildcard tests/mp/common/*.h) $(INTERNAL)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/mp $< $(MP_COMMON) -o $@ $(INTERNAL) $(LDSAN) $(LDLIBS)
+$(MP_COMMON_OBJ): CFLAGS += -Itests/mp
 
-$(BUILD)/%: tools/%.c $(MP_COMMON) $(INTERNAL)
+# One program from its own .c and the harness objects (-MMD writes $@.d beside it).
+define LINK_MP
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/mp $< $(MP_COMMON) -o $@ $(INTERNAL) $(LDSAN) $(LDLIBS)
+	$(CC) $(CFLAGS) -Itests/mp $< $(MP_COMMON_OBJ) -o $@ $(INTERNAL) $(LDSAN) $(LDLIBS)
+endef
+
+$(BUILD)/tests/mp_%: tests/mp/%.c $(MP_COMMON_OBJ) $(INTERNAL)
+	$(LINK_MP)
+
+$(BUILD)/%: tools/%.c $(MP_COMMON_OBJ) $(INTERNAL)
+	$(LINK_MP)
 
 # Debian packages for building, testing and benchmarking (no-op when present).
 deps:
@@ -88,8 +96,9 @@ test: deps
 test-fast: all
 	BUILD=$(BUILD) tests/run_all.sh
 
+# Only what run_all.sh runs: the library and the tests (no tools).
 test-asan:
-	$(MAKE) SAN=1 BUILD=build-asan all
+	$(MAKE) SAN=1 BUILD=build-asan lib tests
 	BUILD=build-asan JACCL_TEST_SAN=1 tests/run_all.sh
 
 demo: deps
@@ -112,9 +121,8 @@ test-rdma:
 	BUILD=$(abspath $(BUILD)) tests/rdma/vm.sh -t $(RDMA_VM_TIMEOUT) -x $(BUILD) \
 	    -e BUILD -e RDMA_BENCH -e RDMA_FULL -- tests/rdma/suite.sh
 
-$(BUILD)/tests/rdma_%: tests/rdma/rdma_%.c $(MP_COMMON) $(wildcard tests/mp/common/*.h) $(INTERNAL)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/mp $< $(MP_COMMON) -o $@ $(INTERNAL) $(LDSAN) $(LDLIBS)
+$(BUILD)/tests/rdma_%: tests/rdma/rdma_%.c $(MP_COMMON_OBJ) $(INTERNAL)
+	$(LINK_MP)
 
 format:
 	clang-format -i $$(find plugin include tests tools -name '*.[ch]')
@@ -125,4 +133,6 @@ format-check:
 clean:
 	rm -rf build build-asan
 
--include $(PLUGIN_OBJ:.o=.d)
+# Header dependencies recorded by -MMD: objects, and the programs compiled from one .c each.
+-include $(PLUGIN_OBJ:.o=.d) $(MP_COMMON_OBJ:.o=.d) \
+         $(addsuffix .d,$(UNIT_BIN) $(MP_BIN) $(TOOL_BIN) $(RDMA_BIN))

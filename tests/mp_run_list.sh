@@ -1,7 +1,39 @@
-# Sourced by run_p2p.sh and run_coll.sh: runs every binary in $tests under `timeout $limit`,
-# ("path:1,3" runs the binary with arguments 1 and 3: its scenarios by index),
-# prefixing lines with $runner, and ends with one "N passed, M failed" line (exit status 0 only
-# when every test passed).
+# shellcheck shell=sh disable=SC2154 # kind and limit: set by the wrapper
+# Sourced by run_p2p.sh and run_coll.sh, which set kind (p2p or coll) and limit (seconds a
+# test may take, before the JACCL_TEST_SAN / JACCL_TEST_SLOW stretches). It sees the caller's
+# arguments: test names ("basic", or "p2p_basic"), each optionally with scenario indices
+# ("basic:1,3" runs the binary with arguments 1 and 3), or none for every $BUILD/tests/mp_$kind_*.
+# Runs every binary under `timeout $limit`, prefixing lines with run_$kind, and ends with one
+# "N passed, M failed" line (exit status 0 only when every test passed).
+
+BUILD=${BUILD:-build}
+LD_LIBRARY_PATH=$BUILD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# Loopback, and a short liveness deadline so the peer-death tests finish quickly.
+NCCL_JACCL_SOCKET_IFNAME=${NCCL_JACCL_SOCKET_IFNAME:-lo}
+NCCL_JACCL_TIMEOUT=${NCCL_JACCL_TIMEOUT:-3}
+export LD_LIBRARY_PATH NCCL_JACCL_SOCKET_IFNAME NCCL_JACCL_TIMEOUT
+
+# Each test bounds its own ranks with alarm(); this only catches a wedged parent.
+# Sanitized code is slower: three times the limit.
+[ "${JACCL_TEST_SAN:-0}" = 1 ] && limit=$((limit * 3))
+# JACCL_TEST_SLOW=N (a slow machine or fabric) stretches it N times more, like mp_scaled().
+limit=$((limit * ${JACCL_TEST_SLOW:-1}))
+
+tests=""
+if [ $# -gt 0 ]; then
+    for name in "$@"; do
+        tests="$tests $BUILD/tests/mp_${kind}_${name#"${kind}"_}"
+    done
+else
+    for t in "$BUILD"/tests/mp_"$kind"_*; do
+        case $(basename "$t") in
+        *.*) ;; # the build leaves dependency files (.d) beside the binaries
+        *) [ -e "$t" ] && tests="$tests $t" ;;
+        esac
+    done
+fi
+
+runner=run_$kind
 pass=0
 fail=0
 failed=""

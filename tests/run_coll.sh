@@ -11,28 +11,8 @@
 # JACCL_TEST_SLOW=N stretches them N times (tests/rdma/suite.sh: soft-RoCE in an emulated VM).
 set -u
 
-BUILD=${BUILD:-build}
-LD_LIBRARY_PATH=$BUILD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-# Loopback, and a short liveness deadline so the peer-death tests finish quickly.
-NCCL_JACCL_SOCKET_IFNAME=${NCCL_JACCL_SOCKET_IFNAME:-lo}
-NCCL_JACCL_TIMEOUT=${NCCL_JACCL_TIMEOUT:-3}
-export LD_LIBRARY_PATH NCCL_JACCL_SOCKET_IFNAME NCCL_JACCL_TIMEOUT
-
-# Each test bounds its own ranks with alarm(); this only catches a wedged parent.
-limit=300
-[ "${JACCL_TEST_SAN:-0}" = 1 ] && limit=900
-# JACCL_TEST_SLOW=N (a slow machine or fabric) stretches it N times more, like mp_scaled().
-limit=$((limit * ${JACCL_TEST_SLOW:-1}))
-
-if [ $# -gt 0 ]; then
-    tests=""
-    for name in "$@"; do
-        tests="$tests $BUILD/tests/mp_coll_${name#coll_}"
-    done
-else
-    # Binaries only: the build leaves dependency files (.d) beside them.
-    tests=$(ls "$BUILD"/tests/mp_coll_* 2>/dev/null | grep -v '\.')
-fi
-
-runner=run_coll
+# shellcheck disable=SC2034 # kind and limit are read by mp_run_list.sh
+kind=coll
+limit=300 # seconds per test (JACCL_TEST_SAN=1: x3)
+# shellcheck source=tests/mp_run_list.sh
 . "$(dirname "$0")/mp_run_list.sh"

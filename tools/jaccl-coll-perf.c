@@ -28,8 +28,8 @@
 #include "common/mp_perf.h"
 
 #define MAX_WINDOW 64
-#define F_TIME     0 /* per-rank flag: seconds per operation (double bits) */
-#define F_WRONG    1
+#define V_TIME     0 /* per-rank value: seconds per operation */
+#define F_WRONG    1 /* per-rank flags */
 #define F_PORT     2
 
 struct opts {
@@ -43,18 +43,14 @@ struct opts {
 
 static void put_time(double t)
 {
-    long v;
-    memcpy(&v, &t, sizeof(v));
-    mp_flag_set(mp_rank, F_TIME, v);
+    mp_value_set(V_TIME, t);
 }
 
 static double max_time(int nranks)
 {
     double m = 0;
     for (int r = 0; r < nranks; r++) {
-        long v = mp_flag_get(r, F_TIME);
-        double t;
-        memcpy(&t, &v, sizeof(t));
+        double t = mp_value_get(r, V_TIME);
         m = t > m ? t : m;
     }
     return m;
@@ -193,12 +189,7 @@ static int coll_rank(int rank, int nranks, void *arg)
 {
     const struct opts *o = arg;
     struct bench b = {.o = o};
-    char w[8];
-    snprintf(w, sizeof(w), "%d", o->wires);
-    if (o->wires > 0)
-        setenv("NCCL_JACCL_RING_WIRES", w, 1);
-    if (o->algo)
-        setenv("NCCL_JACCL_ALGO", o->algo, 1);
+    cn_config(o->algo, o->wires);
     if (cn_open_group(&b.n, o->version, rank, nranks) != 0 ||
         cn_buf_new(&b.n, &b.s, o->max_bytes) || cn_buf_new(&b.n, &b.r, o->max_bytes))
         return 1;
@@ -310,14 +301,6 @@ static void usage(void)
                     "[-a auto|ring|mesh] [-r wires] [-V 11|8]\n");
 }
 
-static size_t size_arg(const char *s)
-{
-    char *end;
-    size_t v = strtoull(s, &end, 0);
-    v <<= *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
-    return v;
-}
-
 static int parse(int argc, char **argv, struct opts *o)
 {
     static const char *const modes[] = {"allreduce", "reducescatter", "allgather", "ceiling"};
@@ -332,7 +315,7 @@ static int parse(int argc, char **argv, struct opts *o)
     for (int i = 0; argc > 1 && i < 4; i++)
         if (strcmp(argv[1], modes[i]) == 0)
             o->kind = i;
-    int c;
+    int c, bad = 0;
     optind = 2;
     while ((c = getopt(argc, argv, "N:b:e:f:n:w:W:a:r:V:")) != -1) {
         switch (c) {
@@ -340,13 +323,13 @@ static int parse(int argc, char **argv, struct opts *o)
             o->nranks = atoi(optarg);
             break;
         case 'b':
-            o->min_bytes = size_arg(optarg);
+            bad |= mp_perf_size(optarg, &o->min_bytes);
             break;
         case 'e':
-            o->max_bytes = size_arg(optarg);
+            bad |= mp_perf_size(optarg, &o->max_bytes);
             break;
         case 'f':
-            o->factor = size_arg(optarg);
+            bad |= mp_perf_size(optarg, &o->factor);
             break;
         case 'n':
             o->iters = atoi(optarg);
@@ -370,7 +353,7 @@ static int parse(int argc, char **argv, struct opts *o)
             return -1;
         }
     }
-    return o->kind < 0 || o->nranks < 1 || o->nranks > MP_MAX_RANKS || o->factor < 2 ||
+    return bad || o->kind < 0 || o->nranks < 1 || o->nranks > MP_MAX_RANKS || o->factor < 2 ||
                            o->window < 1 || o->window > MAX_WINDOW || o->min_bytes < 4
                    ? -1
                    : 0;
@@ -384,8 +367,8 @@ int main(int argc, char **argv)
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
+    setenv("NCCL_JACCL_TIMEOUT", "60", 0); /* before mp_default_env's 3 s for the tests */
     mp_default_env();
-    setenv("NCCL_JACCL_TIMEOUT", "60", 0);
     struct mp_load load;
     mp_load_start(&load);
     if (o.kind == 3) {

@@ -161,12 +161,6 @@ static void print_table(const struct p2p_run *p)
                worst >= 0.9 ? "met" : "NOT met");
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static void one_size(struct p2p_run *p, size_t size)
 {
     int iters = mp_perf_iters(p->o, size), n = p->o->repeats;
@@ -176,12 +170,12 @@ static void one_size(struct p2p_run *p, size_t size)
         stream(p, size, p->o->warmup);
     for (int i = 0; i < n; i++)
         t[i] = stream(p, size, iters);
-    qsort(t, (size_t)n, sizeof(t[0]), cmp_double);
+    double med = mp_median(t, n);
     if (mp_rank == 1)
-        mp_value_set(V_BW_TIME, t[n / 2]);
+        mp_value_set(V_BW_TIME, med);
     double lat = pingpong(p, size, lat_iters);
     mp_barrier();
-    MP_CHECK(t[n / 2] > 0, "%zu bytes: no time measured", size);
+    MP_CHECK(med > 0, "%zu bytes: no time measured", size);
     if (mp_rank == 0 && p->nrows < MAX_ROWS)
         p->rows[p->nrows++] = (struct row){.size = size,
                                            .iters = iters,
@@ -254,7 +248,6 @@ static const struct {
     const char *help;
 } modes[] = {
         {"p2p", mode_p2p, "point-to-point bandwidth and latency, 2 ranks, vs a raw socket"},
-        /* {"coll", mode_coll, "..."}: collectives, one row each */
 };
 
 int main(int argc, char **argv)

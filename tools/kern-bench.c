@@ -14,9 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "algo/kern_reduce.h"
+#include "common/mp_perf.h"
+#include "common/mp_util.h"
 
 #define MAX_BYTES (64u << 20)
 
@@ -25,19 +26,6 @@ enum { K_COPY, K_INPLACE, K_OOP, K_NUM };
 struct bufs {
     unsigned char *a, *b, *c;
 };
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *x, const void *y)
-{
-    double p = *(const double *)x, q = *(const double *)y;
-    return (p > q) - (p < q);
-}
 
 /* 1 in every type, so repeated sums stay ordinary numbers (no denormals, no NaN). */
 static void fill_ones(enum jaccl_dtype t, unsigned char *p, size_t bytes)
@@ -69,17 +57,15 @@ static void time_kernels(jaccl_reduce_fn fn, struct bufs *m, size_t bytes, size_
 
     for (int r = -2; r < rounds; r++) { /* two warm-up rounds */
         for (int k = 0; k < K_NUM; k++) {
-            double t0 = now();
+            double t0 = mp_now();
             for (int i = 0; i < reps; i++)
                 run_kernel(k, fn, m, bytes, count);
             if (r >= 0)
-                t[k * rounds + r] = (now() - t0) / reps;
+                t[k * rounds + r] = (mp_now() - t0) / reps;
         }
     }
-    for (int k = 0; k < K_NUM; k++) {
-        qsort(t + k * rounds, (size_t)rounds, sizeof(double), cmp_double);
-        med[k] = t[k * rounds + rounds / 2];
-    }
+    for (int k = 0; k < K_NUM; k++)
+        med[k] = mp_median(t + k * rounds, rounds);
     free(t);
 }
 

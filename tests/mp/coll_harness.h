@@ -204,6 +204,18 @@ static inline int cn_group(struct cn *n, int rank, int nranks)
     return ok ? 0 : -1;
 }
 
+/* The rank's CollNet configuration, set before the plugin is loaded: NCCL_JACCL_ALGO (unless
+ * algo is NULL) and NCCL_JACCL_RING_WIRES (unless wires <= 0). */
+static inline void cn_config(const char *algo, int wires)
+{
+    char w[16];
+    snprintf(w, sizeof(w), "%d", wires);
+    if (wires > 0)
+        setenv("NCCL_JACCL_RING_WIRES", w, 1);
+    if (algo)
+        setenv("NCCL_JACCL_ALGO", algo, 1);
+}
+
 static inline int cn_open_group(struct cn *n, int version, int rank, int nranks)
 {
     if (cn_load(n, version) != 0 || cn_group(n, rank, nranks) != 0)

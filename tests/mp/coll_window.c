@@ -68,10 +68,7 @@ static int run_sweep(struct cn *n, int kind, size_t count, size_t step, uint64_t
 static int rank_main(int rank, int nranks, void *arg)
 {
     const struct scenario *s = arg;
-    char w[8];
-    snprintf(w, sizeof(w), "%d", s->wires);
-    setenv("NCCL_JACCL_RING_WIRES", w, 1);
-    setenv("NCCL_JACCL_ALGO", s->algo, 1);
+    cn_config(s->algo, s->wires);
     struct cn n;
     if (cn_open_group(&n, s->version, rank, nranks) != 0)
         return 1;

@@ -228,7 +228,7 @@ static void *listen_for_strangers(const struct mp_net *n)
     return l;
 }
 
-static int listener(const struct mp_net *n, char *buf, void *mh_unused)
+static int listener(const struct mp_net *n, char *buf)
 {
     void *l = listen_for_strangers(n), *c = NULL;
     if (!l)
@@ -285,7 +285,7 @@ static int strangers_rank(int rank, int nranks, void *arg)
     if (mp_net_open(&n, 11) != 0)
         return 1;
     char *buf = mp_alloc(MSG);
-    int rc = rank == 1 ? listener(&n, buf, NULL) : connector(&n, buf);
+    int rc = rank == 1 ? listener(&n, buf) : connector(&n, buf);
     MP_OK(mp_net_fini(&n));
     mp_free(buf, MSG);
     return rc;

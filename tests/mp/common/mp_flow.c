@@ -8,12 +8,13 @@
 #include "common/mp_flow.h"
 #include "common/mp_util.h"
 
-size_t mp_flow_size(const struct mp_flow *f, int i)
+/* Bytes of message i, and its receive capacity (the size when there is no cap_fn). */
+static size_t mp_flow_size(const struct mp_flow *f, int i)
 {
     return f->size_fn ? f->size_fn(i, f->arg) : f->size;
 }
 
-size_t mp_flow_cap(const struct mp_flow *f, int i)
+static size_t mp_flow_cap(const struct mp_flow *f, int i)
 {
     return f->cap_fn ? f->cap_fn(i, f->arg) : mp_flow_size(f, i);
 }
@@ -168,7 +169,8 @@ int mp_flows_run(struct mp_flow *flows, int nflows, int timeout_s)
     return -1;
 }
 
-ncclResult_t mp_test_wait(const struct mp_net *n, void *req, int *got, int timeout_s)
+/* Tests one posted request until done, an error, or timeout_s (ncclInProgress). */
+static ncclResult_t mp_test_wait(const struct mp_net *n, void *req, int *got, int timeout_s)
 {
     double deadline = mp_now() + timeout_s;
     for (;;) {

@@ -56,11 +56,5 @@ ncclResult_t mp_send_wait(const struct mp_net *n, void *comm, void *buf, size_t 
                           void *mh, int timeout_s);
 ncclResult_t mp_recv_wait(const struct mp_net *n, void *comm, void *buf, size_t cap, int tag,
                           void *mh, int *got, int timeout_s);
-/* Tests one posted request until done, an error, or timeout_s (ncclInProgress). */
-ncclResult_t mp_test_wait(const struct mp_net *n, void *req, int *got, int timeout_s);
-
-/* Capacity of message i (size when no cap_fn). */
-size_t mp_flow_cap(const struct mp_flow *f, int i);
-size_t mp_flow_size(const struct mp_flow *f, int i);
 
 #endif

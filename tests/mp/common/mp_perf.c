@@ -25,7 +25,7 @@ void mp_perf_usage(const char *prog)
             prog);
 }
 
-static int parse_size(const char *s, size_t *out)
+int mp_perf_size(const char *s, size_t *out)
 {
     char *end;
     unsigned long long v = strtoull(s, &end, 0);
@@ -65,13 +65,13 @@ int mp_perf_parse(int argc, char **argv, struct mp_perf_opts *o)
     while ((c = getopt(argc, argv, "b:e:f:n:w:R:W:V:t:h")) != -1) {
         switch (c) {
         case 'b':
-            bad |= parse_size(optarg, &o->min_bytes);
+            bad |= mp_perf_size(optarg, &o->min_bytes);
             break;
         case 'e':
-            bad |= parse_size(optarg, &o->max_bytes);
+            bad |= mp_perf_size(optarg, &o->max_bytes);
             break;
         case 'f':
-            bad |= parse_size(optarg, &v) || v < 2;
+            bad |= mp_perf_size(optarg, &v) || v < 2;
             o->factor = v;
             break;
         case 'n':
@@ -164,4 +164,16 @@ double mp_load_foreign(const struct mp_load *l)
     double busy = (double)(machine_busy() - l->busy0) / (double)sysconf(_SC_CLK_TCK);
     double foreign = (busy - (own_cpu() - l->self0)) / (wall > 0 ? wall : 1);
     return foreign < 0 ? 0 : foreign;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double mp_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
+    return v[n / 2];
 }

@@ -20,10 +20,15 @@ struct mp_perf_opts {
 /* Defaults, then argv (after the mode word). 0, or -1 after printing usage to stderr. */
 int mp_perf_parse(int argc, char **argv, struct mp_perf_opts *o);
 void mp_perf_usage(const char *prog);
+/* "4096", "0x1000", "4K", "64M", "1G" (k, m, g too) into *out: 0, or -1 if malformed. */
+int mp_perf_size(const char *s, size_t *out);
 
 /* Iterations for one size: -n if given, else as many as keep the size near a fixed byte
  * budget, between 5 and 1000. */
 int mp_perf_iters(const struct mp_perf_opts *o, size_t size);
+
+/* Sorts v[0..n) in place and returns its median, v[n / 2]. */
+double mp_median(double *v, int n);
 
 /* "64 MiB", "4 KiB", "129 B" into buf. */
 const char *mp_fmt_bytes(size_t n, char *buf, size_t len);
