@@ -21,10 +21,30 @@
 #define MAX_DEVS 64
 
 /* What init hands NCCL, one per call: finalize frees it and drops that call's reference.
- * Nothing is kept per context (a member only because C has no empty structs). */
+ * It keeps what NCCL configured for that communicator: listen and connect get the ctx and
+ * apply it to the comms they make (accept and the data path do not, so comms copy it). */
 struct jaccl_ctx {
-    char unused;
+    int traffic_class; /* -1 = none given */
 };
+
+#define SL_MAX 15 /* a service level is 4 bits */
+
+int jaccl_ctx_traffic_class(const void *ctx)
+{
+    return ctx ? ((const struct jaccl_ctx *)ctx)->traffic_class : -1;
+}
+
+void jaccl_qos_fill(int ctx_tc, struct fab_ep_attr *attr)
+{
+    int tc = (int)jaccl_param_int(JP_TC);
+    int sl = (int)jaccl_param_int(JP_SL);
+    if (tc < 0)
+        tc = ctx_tc >= 0 && ctx_tc <= 255 ? ctx_tc : 0;
+    if (sl < 0)
+        sl = ctx_tc >= 0 && ctx_tc <= SL_MAX ? ctx_tc : 0;
+    attr->tclass = tc;
+    attr->sl = sl;
+}
 
 /* Recursive: the last finalize releases leftover comms, which give their domains back. */
 static pthread_mutex_t g_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
@@ -118,6 +138,7 @@ ncclResult_t jaccl_init(void **ctx, uint64_t commId, ncclNetCommConfig_v11_t *co
     struct jaccl_ctx *c = calloc(1, sizeof(*c));
     if (!c)
         return ncclSystemError;
+    c->traffic_class = config ? config->trafficClass : -1; /* UNDEF is -1 too */
     ncclResult_t rc = ncclSuccess;
     pthread_mutex_lock(&g_lock);
     if (g_refs == 0)

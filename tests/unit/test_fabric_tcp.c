@@ -811,6 +811,50 @@ static void test_post_before_connect(void **state)
     pair_close(&p);
 }
 
+/* attr.tclass marks every lane's socket (IP_TOS); 0 leaves the system default alone. */
+static int sock_tos(int fd)
+{
+    int v = -1;
+    socklen_t len = sizeof(v);
+
+    assert_int_equal(getsockopt(fd, IPPROTO_IP, IP_TOS, &v, &len), 0);
+    return v;
+}
+
+static void tclass_case(int tclass)
+{
+    struct fab_ep_attr a = attr_of(3, 4, 0);
+    struct fab_domain *dom;
+    struct fab_cq *cq;
+    struct fab_ep *ep[2];
+    int sa[3], sb[3];
+
+    a.tclass = tclass;
+    assert_int_equal(F->domain_open(0, &dom), 0);
+    assert_int_equal(F->cq_create(dom, 8, &cq), 0);
+    for (int i = 0; i < 3; i++)
+        tcp_pair(&sa[i], &sb[i]);
+    assert_int_equal(F->ep_create(dom, cq, &a, &ep[0]), 0);
+    a.tclass = 0; /* the other end is unmarked: only the sender's own socket carries it */
+    assert_int_equal(F->ep_create(dom, cq, &a, &ep[1]), 0);
+    assert_int_equal(F->ep_connect(ep[0], NULL, 0, sa, 3), 0);
+    assert_int_equal(F->ep_connect(ep[1], NULL, 0, sb, 3), 0);
+    for (int i = 0; i < 3; i++) { /* the fds now belong to the endpoints, still open */
+        assert_int_equal(sock_tos(sa[i]), tclass);
+        assert_int_equal(sock_tos(sb[i]), 0);
+    }
+    F->ep_close(ep[0]);
+    F->ep_close(ep[1]);
+    F->cq_destroy(cq);
+    F->domain_close(dom);
+}
+
+static void test_traffic_class(void **state)
+{
+    tclass_case(0x28); /* DSCP 10 */
+    tclass_case(0);
+}
+
 static void test_status_str(void **state)
 {
     assert_string_equal(fab_wc_status_str(FAB_WC_OK), "success");
@@ -824,6 +868,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_devices),
             cmocka_unit_test(test_status_str),
+            cmocka_unit_test(test_traffic_class),
             cmocka_unit_test(test_send_recv_sizes),
             cmocka_unit_test(test_small_burst),
             cmocka_unit_test(test_lanes_order),

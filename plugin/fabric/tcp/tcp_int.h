@@ -107,6 +107,7 @@ struct fab_ep {
     struct fab_domain *dom;
     struct fab_cq *cq;
     int nlanes, max_send_wr;
+    int tclass; /* IP TOS / IPv6 traffic class of every lane; 0 = system default */
     uint64_t liveness_ns;
     char peer[128];
     pthread_mutex_t mu;

@@ -276,6 +276,7 @@ struct fab_ep {
     char peer[128];
     int qp_type;
     int retry_cnt;
+    int tclass, sl; /* GRH traffic class and service level of every lane's address vector */
     uint32_t seg_size;
     struct ibv_cq *hcq;
     int drain_more; /* the last drain stopped with CQEs left */
