@@ -70,6 +70,8 @@ int jaccl_param_is_set(enum jaccl_param_id id);
 /* Value and source of one knob (loading the environment if needed). Returns 0, or -1 for an
  * id out of range (then *out is untouched). Strings stay valid for the life of the process. */
 int jaccl_param_get_info(enum jaccl_param_id id, struct jaccl_param_info *out);
+/* "environment", "NCCL fallback" or "default", for printing a jaccl_param_info. */
+const char *jaccl_param_source_str(enum jaccl_param_source src);
 /* The table's knob whose name is closest (edit distance) to `name`, e.g. for "NCCL_JACCL_NSOCK"
  * the NCCL_JACCL_NSOCKS entry. Used for the WARN about unknown NCCL_JACCL_* variables. */
 const struct jaccl_param_desc *jaccl_param_closest(const char *name);

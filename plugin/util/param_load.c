@@ -304,6 +304,19 @@ int jaccl_param_is_set(enum jaccl_param_id id)
     return atomic_load_explicit(&g_slots[id].source, memory_order_relaxed) != JPS_DEFAULT;
 }
 
+const char *jaccl_param_source_str(enum jaccl_param_source src)
+{
+    switch (src) {
+    case JPS_ENV:
+        return "environment";
+    case JPS_NCCL:
+        return "NCCL fallback";
+    case JPS_DEFAULT:
+        return "default";
+    }
+    return "?";
+}
+
 int jaccl_param_get_info(enum jaccl_param_id id, struct jaccl_param_info *out)
 {
     if ((unsigned)id >= JP_NUM_PARAMS || out == NULL)

@@ -402,6 +402,9 @@ static void test_own_knob_wins(void **state)
     assert_int_equal(jaccl_param_get_info(JP_TC, &info), 0);
     assert_int_equal(info.i, 40);
     assert_string_equal(info.s, "");
+    assert_string_equal(jaccl_param_source_str(JPS_ENV), "environment");
+    assert_string_equal(jaccl_param_source_str(JPS_NCCL), "NCCL fallback");
+    assert_string_equal(jaccl_param_source_str(JPS_DEFAULT), "default");
     assert_int_equal(jaccl_param_get_info(JP_NUM_PARAMS, &info), -1);
     assert_int_equal(jaccl_param_get_info(JP_TC, NULL), -1);
 }
