@@ -180,6 +180,11 @@ ncclResult_t jaccl_init(void **ctx, uint64_t commId, ncclNetCommConfig_v11_t *co
     if (!c)
         return ncclSystemError;
     c->traffic_class = config ? config->trafficClass : -1; /* UNDEF is -1 too */
+    if (c->traffic_class >= 0)
+        JINFO(NCCL_INIT | NCCL_NET,
+              "communicator %#llx: NCCL's trafficClass %d applies to its connections unless "
+              "NCCL_JACCL_TC / NCCL_JACCL_SL are set",
+              (unsigned long long)commId, c->traffic_class);
     ncclResult_t rc = ncclSuccess;
     pthread_mutex_lock(&g_lock);
     if (g_refs == 0)
