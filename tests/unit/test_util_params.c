@@ -45,8 +45,24 @@ static void fake_logger(ncclDebugLogLevel level, unsigned long flags, const char
 static const char *const g_stray[] = {"NCCL_JACCL_NSOCK", "NCCL_JACCL_TIMEOUTS", "NCCL_JACCL_XYZZY",
                                       "NCCL_JACCL_QP_TYP", NULL};
 
+extern char **environ;
+
+/* Every NCCL_JACCL_* variable of the caller's environment goes, known or not, so the WARN and
+ * INFO counts below see only what each test sets. */
+static void unset_all_jaccl(void)
+{
+    char names[64][128];
+    int n = 0;
+    for (char **e = environ; *e && n < 64; e++)
+        if (strncmp(*e, "NCCL_JACCL_", 11) == 0)
+            snprintf(names[n++], sizeof(names[0]), "%.*s", (int)strcspn(*e, "="), *e);
+    for (int i = 0; i < n; i++)
+        unsetenv(names[i]);
+}
+
 static int setup(void **state)
 {
+    unset_all_jaccl();
     for (int id = 0; id < JP_NUM_PARAMS; id++) {
         const struct jaccl_param_desc *d = jaccl_param_desc((enum jaccl_param_id)id);
         unsetenv(d->name);
