@@ -7,6 +7,7 @@
 #   make perf       benchmarks (jaccl beside the raw socket / MPI anchors)
 #   make test-rdma  the verbs suites on soft-RoCE in a qemu VM (RDMA_BENCH=1: + benchmark)
 #   make format     clang-format every source file
+#   make docs       regenerate docs/configuration.md from the parameter table
 #
 # BUILD selects the output folder; SAN=1 builds with AddressSanitizer + UBSan.
 
@@ -42,7 +43,7 @@ MP_BIN := $(MP_SRC:tests/mp/%.c=$(BUILD)/tests/mp_%)
 TOOL_SRC := $(wildcard tools/*.c)
 TOOL_BIN := $(TOOL_SRC:tools/%.c=$(BUILD)/%)
 
-.PHONY: all lib tests deps test test-fast test-asan demo perf format format-check clean
+.PHONY: all lib tests deps test test-fast test-asan demo perf format format-check clean docs
 all: lib tests $(TOOL_BIN)
 lib: $(LIB) $(BUILD)/libnccl-net.so
 
@@ -123,6 +124,11 @@ test-rdma:
 
 $(BUILD)/tests/rdma_%: tests/rdma/rdma_%.c $(MP_COMMON_OBJ) $(INTERNAL)
 	$(LINK_MP)
+
+# The knob tables of docs/configuration.md come from plugin/util/param.c (tests/check_config_doc.sh
+# fails when the committed file is stale).
+docs: $(BUILD)/config-doc
+	$(BUILD)/config-doc docs/configuration.in.md >docs/configuration.md
 
 format:
 	clang-format -i $$(find plugin include tests tools -name '*.[ch]')

@@ -20,6 +20,9 @@ ncclResult_t jaccl_set_net_attr(void *ctx, ncclNetAttr_v11_t *netAttr);
 ncclResult_t jaccl_listen(void *ctx, int dev, void *handle, void **listenComm);
 ncclResult_t jaccl_connect(void *ctx, int dev, void *handle, void **sendComm,
                            ncclNetDeviceHandle_v11_t **sendDevComm);
+/* jaccl_connect with NCCL v10's per-connection trafficClass (>= 0 replaces the ctx's). */
+ncclResult_t jaccl_connect_tclass(void *ctx, int trafficClass, int dev, void *handle,
+                                  void **sendComm, ncclNetDeviceHandle_v11_t **sendDevComm);
 ncclResult_t jaccl_accept(void *listenComm, void **recvComm,
                           ncclNetDeviceHandle_v11_t **recvDevComm);
 ncclResult_t jaccl_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle);

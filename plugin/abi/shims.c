@@ -133,12 +133,18 @@ ncclResult_t jaccl_v8_listen(int dev, void *handle, void **listenComm)
     return jaccl_listen(ctx, dev, handle, listenComm);
 }
 
-/* v10's per-connection trafficClass has no place in the v11 API (it moved to init's config),
- * so it is dropped: the process-wide ctx was made without one. */
+/* v10 passes trafficClass per connection (v11 moved it to init): it applies to this connect's
+ * comm only. The accepting side has no config in v10, so it follows NCCL_JACCL_TC alone. */
 ncclResult_t jaccl_v10_connect(int dev, ncclNetCommConfig_v10_t *config, void *handle,
                                void **sendComm, ncclNetDeviceHandle_v10_t **sendDevComm)
 {
-    return jaccl_v8_connect(dev, handle, sendComm, sendDevComm);
+    void *ctx;
+    ncclResult_t res = legacy_get(&net_ctx, "connect", &ctx);
+
+    if (res != ncclSuccess)
+        return reject(sendComm, res);
+    return jaccl_connect_tclass(ctx, config ? config->trafficClass : -1, dev, handle, sendComm,
+                                sendDevComm);
 }
 
 ncclResult_t jaccl_v8_connect(int dev, void *handle, void **sendComm,

@@ -125,6 +125,11 @@ struct coll_comm {
     int nxt_over;             /* nxt finished first: completed right after cur */
     ncclResult_t nxt_rc;
     uint64_t cur_t0, cur_warn;
+    /* what went through this comm, logged by closeColl (progress thread; read after join) */
+    struct {
+        uint64_t ops, failed, bytes;
+        uint64_t by_algo[3]; /* enum jc_algo */
+    } stats;
     struct jc_run run[2]; /* run[cur_run] belongs to cur, the other one to nxt */
     int cur_run;
 };

@@ -34,6 +34,18 @@ ncclResult_t jaccl_coll_reduce_support(ncclDataType_t dataType, ncclRedOp_t redO
     return ncclSuccess;
 }
 
+/* Proof that collectives really ran through jaccl, and how: one line per comm. */
+static void log_stats(const struct coll_comm *c)
+{
+    JINFO(NCCL_NET | NCCL_COLL,
+          "CollNet closeColl: rank %d of %d: %llu operation(s), %llu byte(s) through CollNet "
+          "(%llu ring, %llu mesh, %llu local), %llu failed",
+          c->rank, c->nranks, (unsigned long long)c->stats.ops, (unsigned long long)c->stats.bytes,
+          (unsigned long long)c->stats.by_algo[JC_ALGO_RING],
+          (unsigned long long)c->stats.by_algo[JC_ALGO_MESH],
+          (unsigned long long)c->stats.by_algo[JC_ALGO_LOCAL], (unsigned long long)c->stats.failed);
+}
+
 /* The progress thread says goodbye to every peer and waits for theirs (NCCL_JACCL_TIMEOUT at
  * most) before it leaves: a rank that is done must not close its connections under a peer that
  * is still receiving. After the join nothing touches the comm but us. */
@@ -51,6 +63,7 @@ ncclResult_t jaccl_coll_close(void *collComm)
     if (pending)
         JWARN("CollNet closeColl: rank %d closes with %llu operation(s) unfinished", c->rank,
               (unsigned long long)pending);
+    log_stats(c);
     coll_handle_kill(c->h);
     coll_comm_free(c);
     return ncclSuccess;

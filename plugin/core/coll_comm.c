@@ -124,6 +124,7 @@ struct jaccl_conn_setup coll_setup(struct coll_comm *c)
             .post_initial = post_initial,
             .arg = c,
     };
+    jaccl_qos_fill(-1, &s.attr); /* NCCL's CollNet init carries no config: the knobs only */
     return s;
 }
 

@@ -41,6 +41,13 @@ struct coll_req *coll_next(struct coll_comm *c, int ahead)
 
 void coll_finish(struct coll_comm *c, struct coll_req *r, ncclResult_t rc)
 {
+    c->stats.ops++;
+    if (rc == ncclSuccess)
+        c->stats.bytes += r->op.out.len;
+    else
+        c->stats.failed++;
+    if ((unsigned)r->op.algo < sizeof(c->stats.by_algo) / sizeof(c->stats.by_algo[0]))
+        c->stats.by_algo[r->op.algo]++;
     r->result = rc;
     atomic_store(&r->state, JC_REQ_DONE);
     c->q_exec++;

@@ -1,13 +1,17 @@
 /* Handle encoding: fixed layout, checksum, validation. */
 #include "core/handle.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "core/version.h"
 
 /* FNV-1a: not cryptographic, it only has to make random garbage fail. */
 static uint32_t fnv1a(const void *p, size_t n)
@@ -23,9 +27,37 @@ void jaccl_handle_encode(struct jaccl_handle *h, void *out128)
 {
     h->magic = JACCL_HANDLE_MAGIC;
     h->version = JACCL_HANDLE_VERSION;
+    memset(h->release, 0, sizeof(h->release));
+    snprintf(h->release, sizeof(h->release), "%s", JACCL_VERSION_STR);
     h->cksum = fnv1a(h, offsetof(struct jaccl_handle, cksum));
     memset(out128, 0, 128);
     memcpy(out128, h, sizeof(*h));
+}
+
+/* The peer's release, read at its fixed offset without trusting it: printable characters only.
+ * Format 1 handles had no release there. */
+static void peer_release(const unsigned char *in128, unsigned version, char *out, size_t cap)
+{
+    if (version < 2) {
+        snprintf(out, cap, "older than 0.1.0");
+        return;
+    }
+    size_t off = offsetof(struct jaccl_handle, release), n = 0;
+    for (; n < JACCL_RELEASE_MAX && n + 1 < cap && in128[off + n]; n++)
+        out[n] = isprint(in128[off + n]) ? (char)in128[off + n] : '?';
+    out[n] = '\0';
+}
+
+static const char *version_mismatch(const void *in128, unsigned version)
+{
+    static _Thread_local char msg[200];
+    char peer[JACCL_RELEASE_MAX + 1];
+    peer_release(in128, version, peer, sizeof(peer));
+    snprintf(msg, sizeof(msg),
+             "the peer runs jaccl %s (handle format %u), this rank runs jaccl %s (handle format "
+             "%u): every rank must load the same jaccl version",
+             peer, version, JACCL_VERSION_STR, (unsigned)JACCL_HANDLE_VERSION);
+    return msg;
 }
 
 int jaccl_handle_decode(const void *in128, int kind, struct jaccl_handle *h, const char **reason)
@@ -40,7 +72,7 @@ int jaccl_handle_decode(const void *in128, int kind, struct jaccl_handle *h, con
         return -1;
     }
     if (h->version != JACCL_HANDLE_VERSION) {
-        *reason = "handle from another jaccl version";
+        *reason = version_mismatch(in128, h->version);
         return -1;
     }
     if (h->cksum != fnv1a(h, offsetof(struct jaccl_handle, cksum))) {

@@ -11,19 +11,24 @@
 #include "util/sock.h"
 
 #define JACCL_HANDLE_MAGIC   0x4a41434cu /* "JACL" */
-#define JACCL_HANDLE_VERSION 1
+#define JACCL_HANDLE_VERSION 2           /* the layout below; 2 added `release` */
+#define JACCL_RELEASE_MAX    16
+
+/* magic, version and release keep their offsets (0, 4, 8) in every handle format from 2 on,
+ * so a rank can name the peer's jaccl release even when it cannot read the rest. */
 
 enum jaccl_handle_kind { JH_P2P = 1, JH_COLL = 2 };
 
 struct jaccl_handle {
     uint32_t magic;
     uint16_t version;
-    uint16_t kind;      /* enum jaccl_handle_kind */
-    uint64_t secret;    /* random per listen */
-    uint8_t nlanes;     /* lanes the connector must open */
-    uint8_t fabric;     /* 1 = tcp, 2 = verbs: both ends must agree */
-    uint16_t dev;       /* listener's device index (for log messages) */
-    uint32_t coll_rank; /* JH_COLL: the listener's rank in the collective group */
+    uint16_t kind;                   /* enum jaccl_handle_kind */
+    char release[JACCL_RELEASE_MAX]; /* JACCL_VERSION_STR of the listener, NUL-terminated */
+    uint64_t secret;                 /* random per listen */
+    uint8_t nlanes;                  /* lanes the connector must open */
+    uint8_t fabric;                  /* 1 = tcp, 2 = verbs: both ends must agree */
+    uint16_t dev;                    /* listener's device index (for log messages) */
+    uint32_t coll_rank;              /* JH_COLL: the listener's rank in the collective group */
     union jaccl_sockaddr addr;
     uint32_t cksum; /* over every byte above */
 };
@@ -32,7 +37,9 @@ _Static_assert(sizeof(struct jaccl_handle) <= 128, "handle must fit NCCL_NET_HAN
 
 /* Fill the checksum and copy into NCCL's 128-byte buffer (rest zeroed). */
 void jaccl_handle_encode(struct jaccl_handle *h, void *out128);
-/* 0 and *h filled when `in128` is a well-formed handle of `kind`; -1 otherwise (reason set). */
+/* 0 and *h filled when `in128` is a well-formed handle of `kind`; -1 otherwise (reason set;
+ * for a handle of another format it names both jaccl releases, and stays valid until this
+ * thread's next call). */
 int jaccl_handle_decode(const void *in128, int kind, struct jaccl_handle *h, const char **reason);
 
 uint64_t jaccl_random64(void);

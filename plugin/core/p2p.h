@@ -83,6 +83,7 @@ struct p2p_listen {
     struct jaccl_listener *listener;
     struct p2p_comm *pending; /* recv comm being accepted */
     int nlanes;
+    int ctx_tc; /* trafficClass of the listen's NCCL context, for the comms it accepts */
 };
 
 /* p2p_comm.c */

@@ -109,7 +109,8 @@ static int p2p_post_ctrl_recvs(struct fab_ep *ep, void *comm)
     return 0;
 }
 
-static struct jaccl_conn_setup p2p_setup(struct p2p_comm *c)
+/* ctx_tc: the trafficClass of the NCCL context the comm was made through (-1: none). */
+static struct jaccl_conn_setup p2p_setup(struct p2p_comm *c, int ctx_tc)
 {
     struct jaccl_conn_setup s = {
             .ops = jaccl_fabric(),
@@ -123,6 +124,7 @@ static struct jaccl_conn_setup p2p_setup(struct p2p_comm *c)
             .post_initial = c->hdr.kind == JC_SEND ? p2p_post_ctrl_recvs : NULL,
             .arg = c,
     };
+    jaccl_qos_fill(ctx_tc, &s.attr);
     return s;
 }
 
@@ -143,6 +145,7 @@ ncclResult_t jaccl_listen(void *ctx, int dev, void *handle, void **listenComm)
         return ncclSystemError;
     l->hdr.kind = JC_LISTEN;
     l->hdr.dev = dev;
+    l->ctx_tc = jaccl_ctx_traffic_class(ctx);
     /* A lane is a socket on tcp and a queue pair on verbs; each has its own knob. */
     l->nlanes = (int)jaccl_param_int(jaccl_fabric_id() == 1 ? JP_NSOCKS : JP_QPS_PER_CONN);
     struct jaccl_handle h = {.kind = JH_P2P, .nlanes = (uint8_t)l->nlanes};
@@ -172,7 +175,7 @@ ncclResult_t jaccl_accept(void *listenComm, void **recvComm,
             return ncclSystemError;
     }
     struct p2p_comm *c = l->pending;
-    struct jaccl_conn_setup s = p2p_setup(c);
+    struct jaccl_conn_setup s = p2p_setup(c, l->ctx_tc);
     uint32_t tag;
     int r = jaccl_listener_accept(l->listener, &s, &c->ep, &tag, c->peer, sizeof(c->peer));
     if (r < 0)
@@ -247,7 +250,7 @@ static void pending_put(struct pending_connect *p)
     pthread_mutex_unlock(&g_pend_lock);
 }
 
-static struct pending_connect *connect_start(int dev, void *handle)
+static struct pending_connect *connect_start(int dev, void *handle, int ctx_tc)
 {
     struct jaccl_handle h;
     const char *why;
@@ -266,7 +269,7 @@ static struct pending_connect *connect_start(int dev, void *handle)
     p->comm = p2p_comm_new(dev, JC_SEND, h.nlanes);
     if (p->comm) {
         jaccl_sockaddr_str(&h.addr, p->comm->peer, sizeof(p->comm->peer));
-        struct jaccl_conn_setup s = p2p_setup(p->comm);
+        struct jaccl_conn_setup s = p2p_setup(p->comm, ctx_tc);
         if (jaccl_connector_start(&h, 0, &s, &p->conn) == 0)
             return p;
         JWARN("connect to %s failed to start", p->comm->peer);
@@ -279,6 +282,13 @@ static struct pending_connect *connect_start(int dev, void *handle)
 ncclResult_t jaccl_connect(void *ctx, int dev, void *handle, void **sendComm,
                            ncclNetDeviceHandle_v11_t **sendDevComm)
 {
+    return jaccl_connect_tclass(ctx, -1, dev, handle, sendComm, sendDevComm);
+}
+
+ncclResult_t jaccl_connect_tclass(void *ctx, int trafficClass, int dev, void *handle,
+                                  void **sendComm, ncclNetDeviceHandle_v11_t **sendDevComm)
+{
+    int tc = trafficClass >= 0 ? trafficClass : jaccl_ctx_traffic_class(ctx);
     if (!sendComm || !handle)
         return ncclInvalidArgument;
     *sendComm = NULL;
@@ -287,7 +297,7 @@ ncclResult_t jaccl_connect(void *ctx, int dev, void *handle, void **sendComm,
         return ncclInvalidArgument;
     }
     struct pending_connect *p = pending_take(handle);
-    if (!p && !(p = connect_start(dev, handle)))
+    if (!p && !(p = connect_start(dev, handle, tc)))
         return ncclInvalidArgument;
     struct fab_ep *ep = NULL;
     int r = jaccl_connector_step(p->conn, &ep);

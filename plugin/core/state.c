@@ -21,10 +21,30 @@
 #define MAX_DEVS 64
 
 /* What init hands NCCL, one per call: finalize frees it and drops that call's reference.
- * Nothing is kept per context (a member only because C has no empty structs). */
+ * It keeps what NCCL configured for that communicator: listen and connect get the ctx and
+ * apply it to the comms they make (accept and the data path do not, so comms copy it). */
 struct jaccl_ctx {
-    char unused;
+    int traffic_class; /* -1 = none given */
 };
+
+#define SL_MAX 15 /* a service level is 4 bits */
+
+int jaccl_ctx_traffic_class(const void *ctx)
+{
+    return ctx ? ((const struct jaccl_ctx *)ctx)->traffic_class : -1;
+}
+
+void jaccl_qos_fill(int ctx_tc, struct fab_ep_attr *attr)
+{
+    int tc = (int)jaccl_param_int(JP_TC);
+    int sl = (int)jaccl_param_int(JP_SL);
+    if (tc < 0)
+        tc = ctx_tc >= 0 && ctx_tc <= 255 ? ctx_tc : 0;
+    if (sl < 0)
+        sl = ctx_tc >= 0 && ctx_tc <= SL_MAX ? ctx_tc : 0;
+    attr->tclass = tc;
+    attr->sl = sl;
+}
 
 /* Recursive: the last finalize releases leftover comms, which give their domains back. */
 static pthread_mutex_t g_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
@@ -63,8 +83,26 @@ int jaccl_dev_addr(int dev, union jaccl_sockaddr *out)
     return g_ops == &fab_verbs_ops ? fab_verbs_dev_addr(dev, out) : fab_tcp_dev_addr(dev, out);
 }
 
-/* NCCL_JACCL_FABRIC: verbs when asked for or (auto) when a usable port exists; auto falls back
- * to tcp with one INFO line saying why. Sets g_ops and returns its device count (< 0: failed). */
+/* Why the fabric in use was chosen, for the INIT line. Caller holds g_lock. */
+static char g_fabric_why[192];
+
+/* auto found no usable verbs port: a WARN when RDMA devices exist (the user probably expected
+ * RDMA and is getting TCP), an INFO when there are none (a plain TCP machine). */
+static void log_verbs_fallback(const char *why)
+{
+    int listed = fab_verbs_devices_listed();
+    if (listed > 0)
+        JWARN("%d RDMA device(s) present but none is usable (%s): falling back to the tcp fabric "
+              "(check the port state, NCCL_JACCL_HCA and NCCL_JACCL_GID_INDEX; "
+              "NCCL_JACCL_FABRIC=tcp silences this)",
+              listed, why);
+    else
+        JINFO(NCCL_INIT | NCCL_NET, "verbs fabric not used (%s): falling back to tcp", why);
+    snprintf(g_fabric_why, sizeof(g_fabric_why), "auto: %s", why);
+}
+
+/* NCCL_JACCL_FABRIC: verbs when asked for or (auto) when a usable port exists, else tcp. Sets
+ * g_ops and g_fabric_why and returns the device count (< 0: failed). */
 static int fabric_pick(void)
 {
     const char *want = jaccl_param_str(JP_FABRIC);
@@ -72,6 +110,9 @@ static int fabric_pick(void)
         int n = fab_verbs_ops.init();
         if (n > 0) {
             g_ops = &fab_verbs_ops;
+            snprintf(g_fabric_why, sizeof(g_fabric_why), "%s",
+                     strcmp(want, "verbs") == 0 ? "NCCL_JACCL_FABRIC=verbs"
+                                                : "auto: a usable RDMA port was found");
             return n;
         }
         fab_verbs_ops.fini();
@@ -79,11 +120,37 @@ static int fabric_pick(void)
             JWARN("NCCL_JACCL_FABRIC=verbs, but %s", fab_verbs_why_none());
             return -1;
         }
-        JINFO(NCCL_INIT | NCCL_NET, "verbs fabric not used (%s): falling back to tcp",
-              fab_verbs_why_none());
+        log_verbs_fallback(fab_verbs_why_none());
+    } else {
+        snprintf(g_fabric_why, sizeof(g_fabric_why), "NCCL_JACCL_FABRIC=tcp");
     }
     g_ops = &fab_tcp_ops;
     return g_ops->init();
+}
+
+/* The lines that prove jaccl is in use and say what it offers NCCL (once per load). */
+static void log_init(void)
+{
+    char list[512] = "";
+    for (int i = 0; i < g_ndevs; i++) {
+        size_t len = strlen(list);
+        snprintf(list + len, sizeof(list) - len, " [%d]%s", i, g_ops->dev_info(i)->name);
+    }
+    JINFO(NCCL_INIT | NCCL_NET, "jaccl %s, fabric %s (%s), %d device(s):%s", JACCL_VERSION_STR,
+          g_ops->name, g_fabric_why, g_ndevs, list);
+    JINFO(NCCL_INIT | NCCL_NET,
+          "buffers are host memory only: NCCL stages GPU data through host memory (no GPUDirect "
+          "RDMA)");
+    if (jaccl_param_int(JP_COLL_ENABLE) == 0) {
+        JINFO(NCCL_INIT | NCCL_NET, "CollNet disabled (NCCL_JACCL_COLL_ENABLE=0)");
+        return;
+    }
+    const char *nccl = getenv("NCCL_COLLNET_ENABLE");
+    int on = nccl && strcmp(nccl, "1") == 0;
+    JINFO(NCCL_INIT | NCCL_NET,
+          "CollNet offered (all-reduce, reduce-scatter, all-gather, algorithm %s); NCCL uses it "
+          "only across nodes and with NCCL_COLLNET_ENABLE=1%s",
+          jaccl_param_str(JP_ALGO), on ? "" : ", which is not set here");
 }
 
 /* Pick the back end and discover its devices. Caller holds g_lock. */
@@ -98,13 +165,7 @@ static ncclResult_t fabric_open(void)
         return ncclSystemError;
     }
     g_ndevs = n > MAX_DEVS ? MAX_DEVS : n;
-    char list[512] = "";
-    for (int i = 0; i < g_ndevs; i++) {
-        size_t len = strlen(list);
-        snprintf(list + len, sizeof(list) - len, " [%d]%s", i, g_ops->dev_info(i)->name);
-    }
-    JINFO(NCCL_INIT | NCCL_NET, "jaccl %s, fabric %s, %d device(s):%s", JACCL_VERSION_STR,
-          g_ops->name, g_ndevs, list);
+    log_init();
     return ncclSuccess;
 }
 
@@ -118,6 +179,12 @@ ncclResult_t jaccl_init(void **ctx, uint64_t commId, ncclNetCommConfig_v11_t *co
     struct jaccl_ctx *c = calloc(1, sizeof(*c));
     if (!c)
         return ncclSystemError;
+    c->traffic_class = config ? config->trafficClass : -1; /* UNDEF is -1 too */
+    if (c->traffic_class >= 0)
+        JINFO(NCCL_INIT | NCCL_NET,
+              "communicator %#llx: NCCL's trafficClass %d applies to its connections unless "
+              "NCCL_JACCL_TC / NCCL_JACCL_SL are set",
+              (unsigned long long)commId, c->traffic_class);
     ncclResult_t rc = ncclSuccess;
     pthread_mutex_lock(&g_lock);
     if (g_refs == 0)

@@ -23,4 +23,12 @@ void jaccl_domain_put(int dev);
 /* Liveness deadline (NCCL_JACCL_TIMEOUT) in ns. */
 uint64_t jaccl_timeout_ns(void);
 
+/* The trafficClass NCCL passed to init for this context (ncclNetCommConfig_t), or -1 when it
+ * passed none (older tables, CollNet, NCCL_NET_TRAFFIC_CLASS_UNDEF). ctx may be NULL. */
+int jaccl_ctx_traffic_class(const void *ctx);
+/* Sets attr->tclass and attr->sl for a connection made through a context whose trafficClass is
+ * ctx_tc: NCCL_JACCL_TC / NCCL_JACCL_SL (or NCCL_IB_TC / NCCL_IB_SL) first, else ctx_tc
+ * (for the service level only when it fits in 4 bits), else 0 = the system default. */
+void jaccl_qos_fill(int ctx_tc, struct fab_ep_attr *attr);
+
 #endif

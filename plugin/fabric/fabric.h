@@ -95,6 +95,12 @@ struct fab_ep_attr {
     int max_recv_wr;       /* per lane: most RECVs posted at once */
     uint64_t liveness_ns;  /* peer silent this long => FAB_WC_PEER_LOST; 0 = never */
     const char *peer_desc; /* for log messages, e.g. "10.0.0.2:4312"; copied */
+    /* Quality of service, resolved by the core (NCCL_JACCL_TC/SL or NCCL's trafficClass).
+     * tclass: the traffic class byte; tcp sets it as IP_TOS / IPV6_TCLASS on every lane,
+     * verbs as the GRH traffic class. sl: the verbs service level (tcp has none).
+     * 0 (what a zeroed attr holds) leaves the system default. */
+    int tclass;
+    int sl;
 };
 
 /* Callers put at most 16 bits in a WRITE_IMM's immediate: the verbs back end needs the upper

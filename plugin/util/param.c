@@ -1,6 +1,9 @@
 /* The one table of NCCL_JACCL_* knobs. Everything about a knob lives in its entry: the loader
- * (param_load.c) validates against it and docs/configuration.md is checked against it
- * (tests/check_config_doc.sh), so adding a knob means adding one entry here and one doc row. */
+ * (param_load.c) validates against it, and docs/configuration.md is generated from it
+ * (tools/config-doc.c, `make docs`; tests/check_config_doc.sh fails when the committed file
+ * differs), so adding a knob means adding one entry here and running `make docs`.
+ *
+ * `doc` is Markdown that ends up in one table cell: no '|' and no line breaks. */
 #include "util/param.h"
 
 #include <stddef.h>
@@ -10,60 +13,111 @@ static const char *const family_choices[] = {"", "AF_INET", "AF_INET6", NULL};
 static const char *const algo_choices[] = {"auto", "ring", "mesh", NULL};
 static const char *const qp_type_choices[] = {"uc", "rc", NULL};
 
-#define P_INT(id_, name_, def_, min_, max_, doc_) \
-    [id_] = {.name = name_, .type = JPT_INT, .def = def_, .min = min_, .max = max_, .doc = doc_}
-#define P_STR(id_, name_, def_, choices_, doc_) \
-    [id_] = {.name = name_, .type = JPT_STR, .def_str = def_, .choices = choices_, .doc = doc_}
+#define S_TRANSPORT "Transport selection"
+#define S_P2P       "Point-to-point transfers"
+#define S_COLL      "Collectives (CollNet)"
+#define S_VERBS     "RDMA (verbs fabric)"
+#define S_QOS       "Traffic class and service level"
+
+#define P_INT(id_, name_, def_, min_, max_, unit_, nccl_, sec_, doc_) \
+    [id_] = {.name = name_,                                           \
+             .type = JPT_INT,                                         \
+             .def = def_,                                             \
+             .min = min_,                                             \
+             .max = max_,                                             \
+             .unit = unit_,                                           \
+             .nccl_name = nccl_,                                      \
+             .section = sec_,                                         \
+             .doc = doc_}
+#define P_STR(id_, name_, def_, choices_, nccl_, sec_, doc_) \
+    [id_] = {.name = name_,                                  \
+             .type = JPT_STR,                                \
+             .def_str = def_,                                \
+             .choices = choices_,                            \
+             .nccl_name = nccl_,                             \
+             .section = sec_,                                \
+             .doc = doc_}
 
 static const struct jaccl_param_desc g_params[JP_NUM_PARAMS] = {
-        P_STR(JP_FABRIC, "NCCL_JACCL_FABRIC", "auto", fabric_choices,
-              "Transport for point-to-point data: verbs (RDMA), tcp, or auto (verbs when a usable "
-              "RDMA port exists, tcp otherwise)."),
-        P_STR(JP_SOCKET_IFNAME, "NCCL_JACCL_SOCKET_IFNAME", "", NULL,
-              "IP interfaces for the tcp fabric and jaccl's own connection set-up, in NCCL's list "
-              "syntax (eth0, ^docker, =eth1); empty = chosen like NCCL's socket transport."),
+        P_STR(JP_FABRIC, "NCCL_JACCL_FABRIC", "auto", fabric_choices, NULL, S_TRANSPORT,
+              "Transport for point-to-point data and collectives. `verbs` uses RDMA "
+              "(libibverbs), `tcp` uses sockets, `auto` takes verbs when a usable RDMA port "
+              "exists and tcp otherwise (with a WARN when RDMA devices exist but none is "
+              "usable)."),
+        P_STR(JP_SOCKET_IFNAME, "NCCL_JACCL_SOCKET_IFNAME", "", NULL, "NCCL_SOCKET_IFNAME",
+              S_TRANSPORT,
+              "IP interfaces for the tcp fabric and for jaccl's own connection set-up, in "
+              "NCCL's list syntax (see [List syntax](#list-syntax)). Empty = chosen like NCCL's "
+              "socket transport: `ib*` interfaces first, else any interface except `lo`, "
+              "`docker*` and `virbr*`, else `docker*`, else `lo`. Interfaces that are down are "
+              "never used."),
         P_STR(JP_SOCKET_FAMILY, "NCCL_JACCL_SOCKET_FAMILY", "", family_choices,
-              "Address family for those interfaces: AF_INET (IPv4 only), AF_INET6 (IPv6 only); "
-              "empty = both, an interface's IPv4 address preferred."),
-        P_STR(JP_HCA, "NCCL_JACCL_HCA", "", NULL,
-              "RDMA devices and ports for the verbs fabric, in NCCL_IB_HCA syntax "
-              "(mlx5_0:1,mlx5_1:1, ^mlx5_3, =mlx5_0); empty = every active port."),
-        P_INT(JP_NSOCKS, "NCCL_JACCL_NSOCKS", 2, 1, 16,
-              "TCP sockets per point-to-point connection; large messages are striped over them."),
-        P_INT(JP_TIMEOUT, "NCCL_JACCL_TIMEOUT", 30, 1, 86400,
-              "Liveness deadline in seconds: a peer silent this long is declared lost and the "
-              "operation waiting on it fails instead of hanging."),
-        P_INT(JP_MIN_CHUNK, "NCCL_JACCL_MIN_CHUNK", 65536, 4096, 16777216,
-              "Smallest stripe in bytes that one socket or queue pair carries; a message uses "
-              "fewer lanes when it is too small to give each lane this much."),
-        P_INT(JP_RING_WIRES, "NCCL_JACCL_RING_WIRES", 2, 1, 4,
-              "Parallel connections per direction between ring neighbours in the collective ring "
-              "algorithm."),
-        P_STR(JP_ALGO, "NCCL_JACCL_ALGO", "auto", algo_choices,
-              "Collective algorithm: ring, mesh (all-to-all, lowest latency on few ranks), or auto "
-              "(mesh within NCCL_JACCL_MESH_MAX_BYTES and NCCL_JACCL_MESH_MAX_RANKS, else ring)."),
-        P_INT(JP_MESH_MAX_BYTES, "NCCL_JACCL_MESH_MAX_BYTES", 262144, 0, (int64_t)1 << 40,
-              "With NCCL_JACCL_ALGO=auto, messages up to this many bytes use the mesh (0 = "
-              "never)."),
-        P_INT(JP_MESH_MAX_RANKS, "NCCL_JACCL_MESH_MAX_RANKS", 8, 2, 64,
-              "With NCCL_JACCL_ALGO=auto, the mesh is used only by communicators of at most this "
-              "many ranks (each rank connects to every other one)."),
-        P_INT(JP_COLL_ENABLE, "NCCL_JACCL_COLL_ENABLE", 1, 0, 1,
-              "1 = offer CollNet (all-reduce, reduce-scatter, all-gather); 0 = the CollNet tables "
-              "report no devices and only point-to-point is offered."),
-        P_INT(JP_GID_INDEX, "NCCL_JACCL_GID_INDEX", -1, -1, 255,
-              "RoCE GID table index for the verbs fabric; -1 = find the RoCE v2 IPv4-mapped GID "
-              "automatically."),
-        P_STR(JP_QP_TYPE, "NCCL_JACCL_QP_TYPE", "uc", qp_type_choices,
-              "Verbs queue pair type: uc (unreliable connected, no hardware acknowledgements) or "
-              "rc "
-              "(reliable connected, the NIC retransmits lost packets)."),
-        P_INT(JP_QPS_PER_CONN, "NCCL_JACCL_QPS_PER_CONN", 2, 1, 16,
-              "Verbs queue pairs per point-to-point connection; large messages are striped over "
+              "NCCL_SOCKET_FAMILY", S_TRANSPORT,
+              "Restricts those interfaces to IPv4 (`AF_INET`) or IPv6 (`AF_INET6`) addresses. "
+              "Empty = both; an interface with an IPv4 address uses it."),
+        P_STR(JP_HCA, "NCCL_JACCL_HCA", "", NULL, "NCCL_IB_HCA", S_TRANSPORT,
+              "RDMA devices and ports for the verbs fabric, in `NCCL_IB_HCA` syntax "
+              "(`mlx5_0:1,mlx5_1:1`, `^mlx5_3`, `=mlx5_0`; see [List syntax](#list-syntax)). "
+              "Empty = every active port."),
+        P_INT(JP_NSOCKS, "NCCL_JACCL_NSOCKS", 2, 1, 16, NULL, NULL, S_P2P,
+              "TCP sockets per point-to-point connection. A large message is striped over all "
+              "of them, which helps on fast links where one TCP stream cannot fill the wire."),
+        P_INT(JP_TIMEOUT, "NCCL_JACCL_TIMEOUT", 30, 1, 86400, "seconds", NULL, S_P2P,
+              "Liveness deadline. A peer that stays silent this long while jaccl waits for it "
+              "is declared lost, and the operation fails with an error instead of hanging "
+              "forever. Raise it if ranks can legitimately stall for longer (debuggers, very "
+              "slow start-up)."),
+        P_INT(JP_MIN_CHUNK, "NCCL_JACCL_MIN_CHUNK", 65536, 4096, 16777216, "bytes", NULL, S_P2P,
+              "Smallest stripe that one socket or queue pair carries. A message too small to "
+              "give every lane this much uses fewer lanes, so small messages are not cut into "
+              "tiny pieces."),
+        P_INT(JP_RING_WIRES, "NCCL_JACCL_RING_WIRES", 2, 1, 4, NULL, NULL, S_COLL,
+              "Parallel connections per direction between ring neighbours in the ring "
+              "algorithm. More wires keep more transfers in flight on fast links."),
+        P_STR(JP_ALGO, "NCCL_JACCL_ALGO", "auto", algo_choices, NULL, S_COLL,
+              "Collective algorithm. `ring` passes data around a ring of ranks "
+              "(bandwidth-optimal for large messages); `mesh` has every rank talk to every "
+              "other one directly (lowest latency for small messages on few ranks); `auto` uses "
+              "the mesh within `NCCL_JACCL_MESH_MAX_BYTES` and `NCCL_JACCL_MESH_MAX_RANKS` and "
+              "the ring otherwise."),
+        P_INT(JP_MESH_MAX_BYTES, "NCCL_JACCL_MESH_MAX_BYTES", 262144, 0, (int64_t)1 << 40, "bytes",
+              NULL, S_COLL,
+              "With `NCCL_JACCL_ALGO=auto`, messages up to this size use the mesh. `0` = never "
+              "use the mesh automatically. The default is the ring/mesh crossover measured on "
+              "loopback TCP for 2 to 8 ranks (docs/performance.md)."),
+        P_INT(JP_MESH_MAX_RANKS, "NCCL_JACCL_MESH_MAX_RANKS", 8, 2, 64, NULL, NULL, S_COLL,
+              "With `NCCL_JACCL_ALGO=auto`, the mesh is used only by communicators of at most "
+              "this many ranks (the mesh opens a connection to every other rank)."),
+        P_INT(JP_COLL_ENABLE, "NCCL_JACCL_COLL_ENABLE", 1, 0, 1, NULL, NULL, S_COLL,
+              "`1` offers CollNet (all-reduce, reduce-scatter, all-gather) to NCCL. `0` makes "
+              "the CollNet tables report no devices, so only point-to-point is offered. NCCL "
+              "also needs `NCCL_COLLNET_ENABLE=1` to use CollNet at all."),
+        P_INT(JP_GID_INDEX, "NCCL_JACCL_GID_INDEX", -1, -1, 255, NULL, "NCCL_IB_GID_INDEX", S_VERBS,
+              "RoCE GID table index. `-1` = find the RoCE v2 GID that carries the port's IPv4 "
+              "address automatically; set it when that guess is wrong for your network (see "
+              "`show_gids`)."),
+        P_STR(JP_QP_TYPE, "NCCL_JACCL_QP_TYPE", "uc", qp_type_choices, NULL, S_VERBS,
+              "Queue pair type. `uc` (unreliable connected) has no hardware acknowledgements "
+              "and suits lossless links (jaccl detects loss and resends itself); `rc` (reliable "
+              "connected) lets the NIC retransmit lost packets, at some cost."),
+        P_INT(JP_QPS_PER_CONN, "NCCL_JACCL_QPS_PER_CONN", 2, 1, 16, NULL, NULL, S_VERBS,
+              "Queue pairs per point-to-point connection; large messages are striped over "
               "them."),
-        P_INT(JP_RETRY_CNT, "NCCL_JACCL_RETRY_CNT", 7, 0, 100,
-              "Retransmissions of one segment before a verbs transfer fails with ncclRemoteError "
-              "(uc: jaccl's own resends; rc: the NIC's retry count, capped at 7)."),
+        P_INT(JP_RETRY_CNT, "NCCL_JACCL_RETRY_CNT", 7, 0, 100, NULL, NULL, S_VERBS,
+              "Retransmissions of one segment before a verbs transfer is declared failed "
+              "(`ncclRemoteError` and a WARN naming peer, device, QP and sequence number). UC: "
+              "jaccl's own go-back-N resends; RC: the NIC's retry count (capped at 7, like "
+              "`NCCL_IB_RETRY_CNT`)."),
+        P_INT(JP_TC, "NCCL_JACCL_TC", -1, -1, 255, NULL, "NCCL_IB_TC", S_QOS,
+              "Traffic class byte (DSCP << 2 plus ECN bits, as in `NCCL_IB_TC`): the GRH traffic "
+              "class of every verbs queue pair (RoCE) and the IP TOS / IPv6 traffic class of "
+              "every TCP data socket. `-1` = unset: the `trafficClass` NCCL passes for the "
+              "communicator (`ncclConfig_t.trafficClass`, v10 and v11 tables) if it gave one, "
+              "else the system default (0)."),
+        P_INT(JP_SL, "NCCL_JACCL_SL", -1, -1, 15, NULL, "NCCL_IB_SL", S_QOS,
+              "InfiniBand service level of every verbs queue pair (on RoCE the NIC maps it to "
+              "a priority). `-1` = unset: the communicator's `trafficClass` if NCCL gave one "
+              "that fits (0 to 15), else 0. TCP sockets have no service level."),
 };
 
 const struct jaccl_param_desc *jaccl_param_desc(enum jaccl_param_id id)

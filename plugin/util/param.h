@@ -1,6 +1,9 @@
-/* Every NCCL_JACCL_* knob, declared once in param.c's table (name, type, default, range, doc).
- * Read once, on first use, from the environment (NCCL has already loaded nccl.conf into it).
- * Invalid values are warned about and replaced by the default. */
+/* Every NCCL_JACCL_* knob, declared once in param.c's table (name, type, default, range, doc,
+ * NCCL fallback). Read once, on first use, from the environment (NCCL has already loaded
+ * nccl.conf into it). A knob that is unset (or empty) takes the value of NCCL's own equivalent
+ * variable when the table names one (NCCL_IB_HCA for NCCL_JACCL_HCA, ...), so a job tuned for
+ * NCCL's IB or socket transport behaves the same with jaccl. Invalid values are warned about
+ * and replaced by the default. docs/configuration.md is generated from the table. */
 #ifndef JACCL_UTIL_PARAM_H
 #define JACCL_UTIL_PARAM_H
 
@@ -23,6 +26,8 @@ enum jaccl_param_id {
     JP_QP_TYPE,        /* string: uc | rc */
     JP_QPS_PER_CONN,   /* int */
     JP_RETRY_CNT,      /* int */
+    JP_TC,             /* int: -1 = unset; RoCE traffic class, IP TOS byte on TCP */
+    JP_SL,             /* int: -1 = unset; InfiniBand service level */
     JP_NUM_PARAMS
 };
 
@@ -34,14 +39,42 @@ struct jaccl_param_desc {
     int64_t def, min, max;      /* JPT_INT */
     const char *def_str;        /* JPT_STR default */
     const char *const *choices; /* JPT_STR: NULL-terminated allowed values, or NULL = free text */
-    const char *doc;            /* one line for docs/configuration.md */
+    const char *nccl_name;      /* NCCL's variable read when this one is unset, or NULL */
+    const char *section;        /* heading in docs/configuration.md */
+    const char *unit;           /* JPT_INT: "bytes", "seconds", ... or NULL */
+    const char *doc;            /* the description in docs/configuration.md (Markdown) */
+};
+
+/* Where a knob's value came from. */
+enum jaccl_param_source {
+    JPS_DEFAULT, /* unset, empty or invalid everywhere: the table's default */
+    JPS_ENV,     /* the NCCL_JACCL_* variable itself */
+    JPS_NCCL,    /* NCCL's own equivalent (desc->nccl_name), the jaccl variable being unset */
+};
+
+/* One knob as loaded, for tools that print the configuration (jaccl-info). */
+struct jaccl_param_info {
+    const struct jaccl_param_desc *desc;
+    enum jaccl_param_source source;
+    const char *var; /* the variable the value was read from; NULL for JPS_DEFAULT */
+    int64_t i;       /* JPT_INT value */
+    const char *s;   /* JPT_STR value; never NULL (and "" for JPT_INT) */
 };
 
 int64_t jaccl_param_int(enum jaccl_param_id id);
 const char *jaccl_param_str(enum jaccl_param_id id); /* never NULL */
 const struct jaccl_param_desc *jaccl_param_desc(enum jaccl_param_id id);
-/* 1 if the value came from the environment, 0 if it is the default (unset, empty or invalid). */
+/* 1 if the value came from the environment (the knob or its NCCL fallback), 0 if it is the
+ * default (unset, empty or invalid). */
 int jaccl_param_is_set(enum jaccl_param_id id);
+/* Value and source of one knob (loading the environment if needed). Returns 0, or -1 for an
+ * id out of range (then *out is untouched). Strings stay valid for the life of the process. */
+int jaccl_param_get_info(enum jaccl_param_id id, struct jaccl_param_info *out);
+/* "environment", "NCCL fallback" or "default", for printing a jaccl_param_info. */
+const char *jaccl_param_source_str(enum jaccl_param_source src);
+/* The table's knob whose name is closest (edit distance) to `name`, e.g. for "NCCL_JACCL_NSOCK"
+ * the NCCL_JACCL_NSOCKS entry. Used for the WARN about unknown NCCL_JACCL_* variables. */
+const struct jaccl_param_desc *jaccl_param_closest(const char *name);
 /* Forget cached values so the next read sees the environment again (tests only). */
 void jaccl_param_reset(void);
 

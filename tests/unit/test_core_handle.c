@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "core/handle.h"
+#include "core/version.h"
 
 static struct jaccl_handle sample(void)
 {
@@ -77,6 +78,26 @@ static void refuses_wrong_kind(void **state)
     assert_non_null(strstr(why, "CollNet"));
 }
 
+/* A handle of another format names both releases, read from the fixed offset. */
+static void names_both_versions(void **state)
+{
+    struct jaccl_handle h = sample(), out;
+    unsigned char buf[128];
+    const char *why = NULL;
+    jaccl_handle_encode(&h, buf);
+    struct jaccl_handle *raw = (struct jaccl_handle *)buf;
+    assert_string_equal(raw->release, JACCL_VERSION_STR);
+    raw->version = JACCL_HANDLE_VERSION + 1;
+    memcpy(raw->release, "9.9.9\x01", 7); /* an unprintable byte is not passed on */
+    assert_int_equal(jaccl_handle_decode(buf, JH_P2P, &out, &why), -1);
+    assert_non_null(strstr(why, "peer runs jaccl 9.9.9? (handle format 3)"));
+    assert_non_null(strstr(why, "this rank runs jaccl " JACCL_VERSION_STR " (handle format 2)"));
+    raw->version = 1; /* format 1 had no release field */
+    assert_int_equal(jaccl_handle_decode(buf, JH_P2P, &out, &why), -1);
+    assert_non_null(strstr(why, "(handle format 1)"));
+    assert_null(strstr(why, "9.9.9"));
+}
+
 static void random_is_random(void **state)
 {
     uint64_t a = jaccl_random64(), b = jaccl_random64();
@@ -90,6 +111,7 @@ int main(void)
             cmocka_unit_test(refuses_garbage),
             cmocka_unit_test(refuses_every_flipped_byte),
             cmocka_unit_test(refuses_wrong_kind),
+            cmocka_unit_test(names_both_versions),
             cmocka_unit_test(random_is_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/sockios.h>
@@ -22,6 +23,7 @@
 #include "fabric/tcp/tcp.h"
 #include "fabric/tcp/tcp_wire.h"
 #include "util/clock.h"
+#include "util/log.h"
 #include "util/param.h"
 
 static const struct fab_ops *F = &fab_tcp_ops;
@@ -617,6 +619,47 @@ static void test_peer_close(void **state)
     pair_close(&p);
 }
 
+/* A peer that closes is logged as a close, not as "failed (peer lost)": every normal teardown
+ * looks like this from the side that closes second. A liveness timeout still says failed. */
+static pthread_mutex_t g_log_mu = PTHREAD_MUTEX_INITIALIZER;
+static char g_log[4][256];
+static int g_nlog;
+
+static void capture_log(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
+                        const char *fmt, ...)
+{
+    va_list ap;
+
+    pthread_mutex_lock(&g_log_mu);
+    if (g_nlog < 4) {
+        va_start(ap, fmt);
+        vsnprintf(g_log[g_nlog++], sizeof(g_log[0]), fmt, ap);
+        va_end(ap);
+    }
+    pthread_mutex_unlock(&g_log_mu);
+}
+
+static void test_peer_close_logged_as_close(void **state)
+{
+    struct pair p;
+    struct fab_wc wc;
+    char b[8];
+
+    g_nlog = 0;
+    jaccl_log_set(capture_log);
+    pair_open(&p, 1, 4, 0);
+    assert_int_equal(F->post_recv(p.ep[1], 0, b, sizeof(b), NULL, 1), 0);
+    F->ep_close(p.ep[0]);
+    p.ep[0] = NULL;
+    assert_int_equal(get_wc(p.cq[1], &wc, 1000), 1);
+    assert_int_equal(wc.status, FAB_WC_PEER_LOST); /* still a loss for the layer above */
+    jaccl_log_set(NULL);
+    assert_int_equal(g_nlog, 1);
+    assert_non_null(strstr(g_log[0], ": peer 127.0.0.1:5000 closed the connection (lane 0)"));
+    assert_null(strstr(g_log[0], "failed"));
+    pair_close(&p);
+}
+
 /* The peer socket stays open but nobody ever services it. */
 static void test_liveness_silent_peer(void **state)
 {
@@ -811,6 +854,50 @@ static void test_post_before_connect(void **state)
     pair_close(&p);
 }
 
+/* attr.tclass marks every lane's socket (IP_TOS); 0 leaves the system default alone. */
+static int sock_tos(int fd)
+{
+    int v = -1;
+    socklen_t len = sizeof(v);
+
+    assert_int_equal(getsockopt(fd, IPPROTO_IP, IP_TOS, &v, &len), 0);
+    return v;
+}
+
+static void tclass_case(int tclass)
+{
+    struct fab_ep_attr a = attr_of(3, 4, 0);
+    struct fab_domain *dom;
+    struct fab_cq *cq;
+    struct fab_ep *ep[2];
+    int sa[3], sb[3];
+
+    a.tclass = tclass;
+    assert_int_equal(F->domain_open(0, &dom), 0);
+    assert_int_equal(F->cq_create(dom, 8, &cq), 0);
+    for (int i = 0; i < 3; i++)
+        tcp_pair(&sa[i], &sb[i]);
+    assert_int_equal(F->ep_create(dom, cq, &a, &ep[0]), 0);
+    a.tclass = 0; /* the other end is unmarked: only the sender's own socket carries it */
+    assert_int_equal(F->ep_create(dom, cq, &a, &ep[1]), 0);
+    assert_int_equal(F->ep_connect(ep[0], NULL, 0, sa, 3), 0);
+    assert_int_equal(F->ep_connect(ep[1], NULL, 0, sb, 3), 0);
+    for (int i = 0; i < 3; i++) { /* the fds now belong to the endpoints, still open */
+        assert_int_equal(sock_tos(sa[i]), tclass);
+        assert_int_equal(sock_tos(sb[i]), 0);
+    }
+    F->ep_close(ep[0]);
+    F->ep_close(ep[1]);
+    F->cq_destroy(cq);
+    F->domain_close(dom);
+}
+
+static void test_traffic_class(void **state)
+{
+    tclass_case(0x28); /* DSCP 10 */
+    tclass_case(0);
+}
+
 static void test_status_str(void **state)
 {
     assert_string_equal(fab_wc_status_str(FAB_WC_OK), "success");
@@ -824,6 +911,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_devices),
             cmocka_unit_test(test_status_str),
+            cmocka_unit_test(test_traffic_class),
             cmocka_unit_test(test_send_recv_sizes),
             cmocka_unit_test(test_small_burst),
             cmocka_unit_test(test_lanes_order),
@@ -839,6 +927,7 @@ int main(void)
             cmocka_unit_test(test_no_recv),
             cmocka_unit_test(test_len_err),
             cmocka_unit_test(test_peer_close),
+            cmocka_unit_test(test_peer_close_logged_as_close),
             cmocka_unit_test(test_liveness_silent_peer),
             cmocka_unit_test(test_heartbeats_keep_alive),
             cmocka_unit_test(test_close_in_flight),

@@ -1,4 +1,5 @@
-/* NCCL_JACCL_* parameters: table sanity, defaults, environment values, invalid values, reset. */
+/* NCCL_JACCL_* parameters: table sanity, defaults, environment values, invalid values, reset,
+ * NCCL fallback variables and their reported source, unknown-knob suggestions. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -41,10 +42,35 @@ static void fake_logger(ncclDebugLogLevel level, unsigned long flags, const char
     pthread_mutex_unlock(&g_cap_lock);
 }
 
+static const char *const g_stray[] = {"NCCL_JACCL_NSOCK", "NCCL_JACCL_TIMEOUTS", "NCCL_JACCL_XYZZY",
+                                      "NCCL_JACCL_QP_TYP", NULL};
+
+extern char **environ;
+
+/* Every NCCL_JACCL_* variable of the caller's environment goes, known or not, so the WARN and
+ * INFO counts below see only what each test sets. */
+static void unset_all_jaccl(void)
+{
+    char names[64][128];
+    int n = 0;
+    for (char **e = environ; *e && n < 64; e++)
+        if (strncmp(*e, "NCCL_JACCL_", 11) == 0)
+            snprintf(names[n++], sizeof(names[0]), "%.*s", (int)strcspn(*e, "="), *e);
+    for (int i = 0; i < n; i++)
+        unsetenv(names[i]);
+}
+
 static int setup(void **state)
 {
-    for (int id = 0; id < JP_NUM_PARAMS; id++)
-        unsetenv(jaccl_param_desc((enum jaccl_param_id)id)->name);
+    unset_all_jaccl();
+    for (int id = 0; id < JP_NUM_PARAMS; id++) {
+        const struct jaccl_param_desc *d = jaccl_param_desc((enum jaccl_param_id)id);
+        unsetenv(d->name);
+        if (d->nccl_name)
+            unsetenv(d->nccl_name);
+    }
+    for (const char *const *n = g_stray; *n; n++)
+        unsetenv(*n);
     jaccl_param_reset();
     memset(&g_cap, 0, sizeof(g_cap));
     jaccl_log_set(fake_logger);
@@ -67,6 +93,11 @@ static void test_table_complete(void **state)
         assert_true(strncmp(d->name, "NCCL_JACCL_", 11) == 0);
         assert_non_null(d->doc);
         assert_true(strlen(d->doc) > 20);
+        assert_null(strchr(d->doc, '|')); /* one Markdown table cell */
+        assert_non_null(d->section);
+        if (d->nccl_name)
+            assert_true(strncmp(d->nccl_name, "NCCL_", 5) == 0 &&
+                        strncmp(d->nccl_name, "NCCL_JACCL_", 11) != 0);
         for (int j = 0; j < id; j++) /* names unique */
             assert_string_not_equal(d->name, jaccl_param_desc((enum jaccl_param_id)j)->name);
         if (d->type == JPT_INT) {
@@ -102,6 +133,8 @@ static void test_defaults(void **state)
     assert_string_equal(jaccl_param_str(JP_QP_TYPE), "uc");
     assert_int_equal(jaccl_param_int(JP_QPS_PER_CONN), 2);
     assert_int_equal(jaccl_param_int(JP_RETRY_CNT), 7);
+    assert_int_equal(jaccl_param_int(JP_TC), -1);
+    assert_int_equal(jaccl_param_int(JP_SL), -1);
     for (int id = 0; id < JP_NUM_PARAMS; id++)
         assert_false(jaccl_param_is_set((enum jaccl_param_id)id));
     assert_int_equal(g_cap.warns, 0);
@@ -312,6 +345,147 @@ static void test_concurrent_first_read(void **state)
     assert_int_equal(g_cap.infos, 1); /* loaded once */
 }
 
+/* The NCCL fallback of every knob that has one, and the value and source each one reports. */
+static void expect_source(enum jaccl_param_id id, enum jaccl_param_source src, const char *var)
+{
+    struct jaccl_param_info info;
+    assert_int_equal(jaccl_param_get_info(id, &info), 0);
+    assert_ptr_equal(info.desc, jaccl_param_desc(id));
+    assert_int_equal(info.source, src);
+    if (var == NULL)
+        assert_null(info.var);
+    else
+        assert_string_equal(info.var, var);
+    assert_int_equal(jaccl_param_is_set(id), src != JPS_DEFAULT);
+}
+
+static void test_nccl_fallback_names(void **state)
+{
+    static const struct {
+        enum jaccl_param_id id;
+        const char *nccl;
+    } want[] = {
+            {JP_HCA, "NCCL_IB_HCA"},
+            {JP_GID_INDEX, "NCCL_IB_GID_INDEX"},
+            {JP_TC, "NCCL_IB_TC"},
+            {JP_SL, "NCCL_IB_SL"},
+            {JP_SOCKET_IFNAME, "NCCL_SOCKET_IFNAME"},
+            {JP_SOCKET_FAMILY, "NCCL_SOCKET_FAMILY"},
+    };
+    int with_fallback = 0;
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        assert_string_equal(jaccl_param_desc(want[i].id)->nccl_name, want[i].nccl);
+    for (int id = 0; id < JP_NUM_PARAMS; id++)
+        with_fallback += jaccl_param_desc((enum jaccl_param_id)id)->nccl_name != NULL;
+    assert_int_equal(with_fallback, (int)(sizeof(want) / sizeof(want[0])));
+}
+
+static void test_nccl_fallback_used(void **state)
+{
+    setenv("NCCL_IB_HCA", "=mlx5_1:1", 1);
+    setenv("NCCL_IB_GID_INDEX", "3", 1);
+    setenv("NCCL_IB_TC", "106", 1);
+    setenv("NCCL_IB_SL", "5", 1);
+    setenv("NCCL_SOCKET_IFNAME", "^docker", 1);
+    setenv("NCCL_SOCKET_FAMILY", "af_inet6", 1);
+    assert_string_equal(jaccl_param_str(JP_HCA), "=mlx5_1:1");
+    assert_int_equal(jaccl_param_int(JP_GID_INDEX), 3);
+    assert_int_equal(jaccl_param_int(JP_TC), 106);
+    assert_int_equal(jaccl_param_int(JP_SL), 5);
+    assert_string_equal(jaccl_param_str(JP_SOCKET_IFNAME), "^docker");
+    assert_string_equal(jaccl_param_str(JP_SOCKET_FAMILY), "AF_INET6");
+    expect_source(JP_HCA, JPS_NCCL, "NCCL_IB_HCA");
+    expect_source(JP_TC, JPS_NCCL, "NCCL_IB_TC");
+    expect_source(JP_SOCKET_FAMILY, JPS_NCCL, "NCCL_SOCKET_FAMILY");
+    expect_source(JP_NSOCKS, JPS_DEFAULT, NULL);
+    assert_int_equal(g_cap.warns, 0);
+    assert_int_equal(g_cap.infos, 6); /* one line per fallback taken, naming it */
+    assert_string_equal(g_cap.last_info,
+                        "NET/JACCL : NCCL_JACCL_SL not set; using NCCL's NCCL_IB_SL=5");
+}
+
+static void test_own_knob_wins(void **state)
+{
+    setenv("NCCL_IB_TC", "106", 1);
+    setenv("NCCL_JACCL_TC", "40", 1);
+    setenv("NCCL_SOCKET_IFNAME", "eth", 1);
+    setenv("NCCL_JACCL_SOCKET_IFNAME", "", 1); /* empty = unset: the fallback applies */
+    assert_int_equal(jaccl_param_int(JP_TC), 40);
+    expect_source(JP_TC, JPS_ENV, "NCCL_JACCL_TC");
+    assert_string_equal(jaccl_param_str(JP_SOCKET_IFNAME), "eth");
+    expect_source(JP_SOCKET_IFNAME, JPS_NCCL, "NCCL_SOCKET_IFNAME");
+    struct jaccl_param_info info;
+    assert_int_equal(jaccl_param_get_info(JP_TC, &info), 0);
+    assert_int_equal(info.i, 40);
+    assert_string_equal(info.s, "");
+    assert_string_equal(jaccl_param_source_str(JPS_ENV), "environment");
+    assert_string_equal(jaccl_param_source_str(JPS_NCCL), "NCCL fallback");
+    assert_string_equal(jaccl_param_source_str(JPS_DEFAULT), "default");
+    assert_int_equal(jaccl_param_get_info(JP_NUM_PARAMS, &info), -1);
+    assert_int_equal(jaccl_param_get_info(JP_TC, NULL), -1);
+}
+
+/* A bad NCCL value is named in the WARN (not the jaccl name the user never set) and ignored. */
+static void test_nccl_fallback_invalid(void **state)
+{
+    setenv("NCCL_IB_SL", "16", 1);
+    assert_int_equal(jaccl_param_int(JP_SL), -1);
+    assert_int_equal(g_cap.warns, 1);
+    assert_non_null(strstr(g_cap.last_warn, "NCCL_IB_SL=16 is outside [-1, 15]"));
+    expect_source(JP_SL, JPS_DEFAULT, NULL);
+    unsetenv("NCCL_IB_SL");
+    setenv("NCCL_SOCKET_FAMILY", "AF_UNIX", 1);
+    jaccl_param_reset();
+    memset(&g_cap, 0, sizeof(g_cap));
+    assert_string_equal(jaccl_param_str(JP_SOCKET_FAMILY), "");
+    assert_int_equal(g_cap.warns, 1);
+    assert_non_null(strstr(g_cap.last_warn, "NCCL_SOCKET_FAMILY=\"AF_UNIX\""));
+}
+
+static void test_closest(void **state)
+{
+    assert_string_equal(jaccl_param_closest("NCCL_JACCL_NSOCK")->name, "NCCL_JACCL_NSOCKS");
+    assert_string_equal(jaccl_param_closest("NCCL_JACCL_TIMEOUTS")->name, "NCCL_JACCL_TIMEOUT");
+    assert_string_equal(jaccl_param_closest("NCCL_JACCL_QP_TYP")->name, "NCCL_JACCL_QP_TYPE");
+    assert_string_equal(jaccl_param_closest("NCCL_JACCL_RINGWIRES")->name, "NCCL_JACCL_RING_WIRES");
+    assert_string_equal(jaccl_param_closest("NCCL_JACCL_GID_IDX")->name, "NCCL_JACCL_GID_INDEX");
+    assert_string_equal(jaccl_param_closest("NCCL_JACCL_SL")->name, "NCCL_JACCL_SL");
+    assert_null(jaccl_param_closest(NULL));
+    /* Longer than the compared prefix: still an answer, no overrun. */
+    char longname[200];
+    memset(longname, 'A', sizeof(longname) - 1);
+    longname[sizeof(longname) - 1] = '\0';
+    assert_non_null(jaccl_param_closest(longname));
+}
+
+/* Counts WARNs naming `name` and the suggestion `hint` (the fake logger keeps only the last). */
+static void test_unknown_knob_warned_once(void **state)
+{
+    setenv("NCCL_JACCL_NSOCK", "4", 1);
+    setenv("NCCL_JACCL_NSOCKS", "3", 1);
+    assert_int_equal(jaccl_param_int(JP_NSOCKS), 3);
+    (void)jaccl_param_int(JP_TIMEOUT); /* a second read does not warn again */
+    assert_int_equal(g_cap.warns, 1);
+    assert_non_null(strstr(g_cap.last_warn, "NCCL_JACCL_NSOCK is not a jaccl setting"));
+    assert_non_null(strstr(g_cap.last_warn, "did you mean NCCL_JACCL_NSOCKS?"));
+    unsetenv("NCCL_JACCL_NSOCK");
+    setenv("NCCL_JACCL_XYZZY", "1", 1);
+    setenv("NCCL_JACCL_QP_TYP", "rc", 1);
+    jaccl_param_reset();
+    memset(&g_cap, 0, sizeof(g_cap));
+    assert_string_equal(jaccl_param_str(JP_QP_TYPE), "uc"); /* the typo is not applied */
+    assert_int_equal(g_cap.warns, 2);                       /* one per unknown variable */
+    /* Known knobs and NCCL's own variables never draw this warning. */
+    unsetenv("NCCL_JACCL_XYZZY");
+    unsetenv("NCCL_JACCL_QP_TYP");
+    setenv("NCCL_IB_HCA", "mlx5", 1);
+    setenv("NCCL_JACCL_TC", "0", 1);
+    jaccl_param_reset();
+    memset(&g_cap, 0, sizeof(g_cap));
+    (void)jaccl_param_int(JP_NSOCKS);
+    assert_int_equal(g_cap.warns, 0);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -330,6 +504,12 @@ int main(void)
             T(test_concurrent_first_read),
             T(test_reset_keeps_strings_valid),
             T(test_reset_while_reading),
+            T(test_nccl_fallback_names),
+            T(test_nccl_fallback_used),
+            T(test_own_knob_wins),
+            T(test_nccl_fallback_invalid),
+            T(test_closest),
+            T(test_unknown_knob_warned_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

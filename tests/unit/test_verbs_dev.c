@@ -92,8 +92,19 @@ static void test_hca_filter_syntax(void **st)
     assert_int_equal(init_with("mlx5", NULL), 2);  /* prefix */
     assert_int_equal(init_with("=mlx5", NULL), 0); /* exact */
     assert_non_null(strstr(fab_verbs_why_none(), "NCCL_JACCL_HCA"));
+    assert_int_equal(fab_verbs_devices_listed(), 3);  /* present but unusable: a WARN case */
     assert_int_equal(init_with("mlx5_0:2", NULL), 0); /* that port is down */
     assert_int_equal(init_with("=rxe0", NULL), 1);
+}
+
+/* No RDMA device at all: falling back to TCP is the normal case, not a warning. */
+static void test_none_listed(void **st)
+{
+    fk_reset();
+    vlib_set(&fk_lib);
+    assert_int_equal(init_with(NULL, NULL), 0);
+    assert_int_equal(fab_verbs_devices_listed(), 0);
+    assert_string_equal(fab_verbs_why_none(), "no RDMA device");
 }
 
 static void test_properties(void **st)
@@ -183,6 +194,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
             cmocka_unit_test_teardown(test_every_active_port, teardown),
+            cmocka_unit_test_teardown(test_none_listed, teardown),
             cmocka_unit_test_teardown(test_hca_filter_syntax, teardown),
             cmocka_unit_test_teardown(test_properties, teardown),
             cmocka_unit_test_teardown(test_gid_by_content_and_address, teardown),

@@ -32,6 +32,7 @@ struct fix {
 };
 
 static struct fix F;
+static int g_tclass, g_sl; /* the endpoints' QoS attributes; setup_qos sets them */
 
 static int setup_type(const char *qp_type)
 {
@@ -39,7 +40,9 @@ static int setup_type(const char *qp_type)
                                .max_send_wr = 8,
                                .max_recv_wr = 8,
                                .liveness_ns = 0,
-                               .peer_desc = "peer:1"};
+                               .peer_desc = "peer:1",
+                               .tclass = g_tclass,
+                               .sl = g_sl};
 
     fk_reset();
     fk_add_dev("rxe0", 1);
@@ -67,6 +70,13 @@ static int setup_rc(void **st)
     return setup_type("rc");
 }
 
+static int setup_qos(void **st)
+{
+    g_tclass = 106; /* DSCP 26, ECN capable */
+    g_sl = 3;
+    return setup_type("uc");
+}
+
 static int teardown(void **st)
 {
     fab_verbs_ops.ep_close(F.a);
@@ -79,6 +89,7 @@ static int teardown(void **st)
     vlib_set(NULL);
     unsetenv("NCCL_JACCL_QP_TYPE");
     jaccl_param_reset();
+    g_tclass = g_sl = 0;
     return 0;
 }
 
@@ -133,10 +144,26 @@ static void test_uc_rtr_rts(void **st)
         assert_int_equal(rtr->attr.ah_attr.is_global, 1);
         assert_int_equal(rtr->attr.ah_attr.grh.sgid_index, 1); /* found by content */
         assert_memory_equal(rtr->attr.ah_attr.grh.dgid.raw, fk_dev[0].gid[0][1].raw, 16);
+        assert_int_equal(rtr->attr.ah_attr.grh.traffic_class, 0); /* unset: device default */
+        assert_int_equal(rtr->attr.ah_attr.sl, 0);
     }
     assert_int_equal(fab_verbs_ops.ep_error(F.a, NULL), 0);
     /* soft-RoCE peer: single-packet UC segments */
     assert_int_equal(F.a->seg_size, 1024);
+}
+
+/* The endpoint's traffic class and service level reach every lane's address vector. */
+static void test_qos_in_av(void **st)
+{
+    assert_int_equal(connect_a(), 0);
+    for (int i = 0; i < 2; i++) {
+        const struct fk_modify *rtr = find_mod(F.a->lane[i].qp->qp_num, IBV_QPS_RTR);
+
+        assert_non_null(rtr);
+        assert_int_equal(rtr->attr.ah_attr.is_global, 1);
+        assert_int_equal(rtr->attr.ah_attr.grh.traffic_class, 106);
+        assert_int_equal(rtr->attr.ah_attr.sl, 3);
+    }
 }
 
 static void test_rc_rtr_rts(void **st)
@@ -213,6 +240,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
             cmocka_unit_test_setup_teardown(test_init_at_create, setup_uc, teardown),
             cmocka_unit_test_setup_teardown(test_uc_rtr_rts, setup_uc, teardown),
+            cmocka_unit_test_setup_teardown(test_qos_in_av, setup_qos, teardown),
             cmocka_unit_test_setup_teardown(test_rc_rtr_rts, setup_rc, teardown),
             cmocka_unit_test_setup_teardown(test_rtr_failure_fails_endpoint, setup_uc, teardown),
             cmocka_unit_test_setup_teardown(test_blob_mismatch, setup_uc, teardown),

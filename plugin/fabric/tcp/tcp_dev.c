@@ -84,13 +84,11 @@ static void tcp_dev_log(void)
     JINFO(NCCL_INIT | NCCL_NET, "TCP fabric: %d device(s):%s", g_ndev, line);
 }
 
-/* Our own knob first; otherwise NCCL's, so a job already tuned for NCCL's socket transport
- * picks the same interfaces without learning a new variable. */
+/* NCCL_JACCL_SOCKET_IFNAME, or NCCL's NCCL_SOCKET_IFNAME when that is unset (the param table
+ * does the fallback), so a job tuned for NCCL's socket transport picks the same interfaces. */
 static const char *tcp_ifname_spec(void)
 {
-    const char *own = jaccl_param_str(JP_SOCKET_IFNAME);
-    const char *nccl = getenv("NCCL_SOCKET_IFNAME");
-    return own[0] || !nccl ? own : nccl;
+    return jaccl_param_str(JP_SOCKET_IFNAME);
 }
 
 int fab_tcp_init(void)

@@ -2,9 +2,11 @@
  * (adopt one connected socket per lane and start the I/O thread), close. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "fabric/tcp/tcp_int.h"
@@ -67,6 +69,7 @@ int fab_tcp_ep_create(struct fab_domain *dom, struct fab_cq *cq, const struct fa
     ep->cq = cq;
     ep->nlanes = attr->nlanes;
     ep->max_send_wr = attr->max_send_wr;
+    ep->tclass = attr->tclass;
     ep->liveness_ns = attr->liveness_ns;
     snprintf(ep->peer, sizeof(ep->peer), "%s", attr->peer_desc ? attr->peer_desc : "?");
     ep->epfd = ep->wakefd = -1;
@@ -87,6 +90,25 @@ int fab_tcp_ep_local_info(struct fab_ep *ep, void *buf, size_t cap)
     return 0; /* the sockets are the connection; nothing to exchange */
 }
 
+/* The traffic class goes on each lane's socket as IP_TOS or IPV6_TCLASS (by the socket's own
+ * family; a UNIX socket has none). A refusal is not fatal: the data still flows, unmarked, so
+ * it is a WARN naming the peer. */
+static void tcp_lane_tclass(struct fab_ep *ep, int lane, int fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+    int v = ep->tclass, rc = 0;
+    if (v == 0 || getsockname(fd, (struct sockaddr *)&ss, &len) != 0)
+        return;
+    if (ss.ss_family == AF_INET)
+        rc = setsockopt(fd, IPPROTO_IP, IP_TOS, &v, sizeof(v));
+    else if (ss.ss_family == AF_INET6)
+        rc = setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &v, sizeof(v));
+    if (rc != 0)
+        JWARN("TCP fabric: peer %s lane %d: cannot set traffic class %d (%s); sending unmarked",
+              ep->peer, lane, v, strerror(errno));
+}
+
 static int tcp_ep_adopt(struct fab_ep *ep, const int *socks)
 {
     uint64_t now = jaccl_now_ns();
@@ -97,6 +119,8 @@ static int tcp_ep_adopt(struct fab_ep *ep, const int *socks)
 
         if (rc == 0)
             rc = jaccl_sock_adopt(socks[i]);
+        if (rc == 0)
+            tcp_lane_tclass(ep, i, socks[i]);
         pthread_mutex_lock(&l->send_mu);
         l->fd = socks[i];
         l->last_tx_ns = now;

@@ -26,14 +26,12 @@ enum fab_wc_status fab_tcp_errno_status(int err)
     }
 }
 
-void fab_tcp_ep_fail(struct fab_ep *ep, enum fab_wc_status st, int lane, const char *fmt, ...)
+/* `orderly`: the peer closed the connection (end of stream), which is how every normal
+ * teardown looks from this side; the log line then does not call it a failure. Whether it was
+ * one is for the layer above, which WARNs if a request of its own dies with it. */
+static void tcp_ep_down(struct fab_ep *ep, enum fab_wc_status st, int lane, int orderly,
+                        const char *what)
 {
-    char what[160];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof(what), fmt, ap);
-    va_end(ap);
     pthread_mutex_lock(&ep->mu);
     if (atomic_load(&ep->status) != FAB_WC_OK) {
         pthread_mutex_unlock(&ep->mu);
@@ -47,9 +45,28 @@ void fab_tcp_ep_fail(struct fab_ep *ep, enum fab_wc_status st, int lane, const c
     ep->fail_lane = lane;
     atomic_store(&ep->status, (int)st);
     pthread_mutex_unlock(&ep->mu);
-    JINFO(NCCL_NET, "TCP fabric: endpoint %p failed (%s): %s", (void *)ep, fab_wc_status_str(st),
-          ep->reason);
+    if (orderly)
+        JINFO(NCCL_NET, "TCP fabric: endpoint %p: %s", (void *)ep, ep->reason);
+    else
+        JINFO(NCCL_NET, "TCP fabric: endpoint %p failed (%s): %s", (void *)ep,
+              fab_wc_status_str(st), ep->reason);
     fab_tcp_io_wake(ep);
+}
+
+void fab_tcp_ep_fail(struct fab_ep *ep, enum fab_wc_status st, int lane, const char *fmt, ...)
+{
+    char what[160];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    tcp_ep_down(ep, st, lane, 0, what);
+}
+
+void fab_tcp_ep_peer_closed(struct fab_ep *ep, int lane)
+{
+    tcp_ep_down(ep, FAB_WC_PEER_LOST, lane, 1, "closed the connection");
 }
 
 static void tcp_flush_one(struct fab_ep *ep, int lane, uint64_t wr_id, enum fab_wc_op op)

@@ -107,6 +107,7 @@ struct fab_ep {
     struct fab_domain *dom;
     struct fab_cq *cq;
     int nlanes, max_send_wr;
+    int tclass; /* IP TOS / IPv6 traffic class of every lane; 0 = system default */
     uint64_t liveness_ns;
     char peer[128];
     pthread_mutex_t mu;
@@ -136,6 +137,8 @@ int fab_tcp_ep_error(struct fab_ep *ep, const char **reason);
  * flushes the queues; callable from any thread holding any of the ep's locks but ep->mu. */
 void fab_tcp_ep_fail(struct fab_ep *ep, enum fab_wc_status st, int lane, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
+/* The peer ended the stream on `lane`: PEER_LOST like any loss, logged as a close. */
+void fab_tcp_ep_peer_closed(struct fab_ep *ep, int lane);
 /* A socket errno as a status: the peer's fault (PEER_LOST) or ours (LOCAL_ERR). */
 enum fab_wc_status fab_tcp_errno_status(int err);
 /* Completes every outstanding work item: the first with the cause, the rest FLUSHED. Called

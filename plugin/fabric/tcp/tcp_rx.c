@@ -154,7 +154,7 @@ static ssize_t tcp_rx_read(struct fab_ep *ep, struct tcp_lane *l, struct iovec *
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
         return TCP_RX_DRY;
     if (n == 0)
-        fab_tcp_ep_fail(ep, FAB_WC_PEER_LOST, l->idx, "closed the connection");
+        fab_tcp_ep_peer_closed(ep, l->idx);
     else
         fab_tcp_ep_fail(ep, fab_tcp_errno_status(errno), l->idx, "connection failed: %s",
                         strerror(errno));

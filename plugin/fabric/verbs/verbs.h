@@ -16,4 +16,8 @@ int fab_verbs_dev_addr(int dev, union jaccl_sockaddr *out);
  * nothing left after NCCL_JACCL_HCA), for the fallback INFO line; NULL if it found some. */
 const char *fab_verbs_why_none(void);
 
+/* How many RDMA devices libibverbs listed at the last init(), usable or not: when some exist
+ * but none is usable, falling back to TCP deserves a WARN, not an INFO. */
+int fab_verbs_devices_listed(void);
+
 #endif

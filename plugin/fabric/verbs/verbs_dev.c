@@ -18,6 +18,7 @@
 
 static struct vb_dev g_dev[VB_MAX_DEVS];
 static int g_ndev;
+static int g_listed; /* devices libibverbs reported at the last init, usable or not */
 static struct ibv_device **g_list;
 static const struct vlib *g_L;
 static const char *g_why = "init() was not called";
@@ -30,6 +31,11 @@ struct vb_dev *vb_dev_get(int dev)
 const char *fab_verbs_why_none(void)
 {
     return g_ndev ? NULL : g_why;
+}
+
+int fab_verbs_devices_listed(void)
+{
+    return g_listed;
 }
 
 /* The side-channel address: the IPv4 inside the GID, else the GID's netdev, else the first
@@ -156,6 +162,7 @@ static void dev_scan(void)
         g_why = "no RDMA device";
         return;
     }
+    g_listed = n;
     for (int i = 0; i < n && g_ndev < VB_MAX_DEVS; i++)
         dev_scan_one(g_list[i], &hca, &active);
     if (g_ndev == 0)
@@ -168,6 +175,7 @@ int fab_verbs_init(void)
     const char *why = NULL;
 
     fab_verbs_fini();
+    g_listed = 0;
     g_L = vlib_get(&why);
     if (!g_L) {
         g_why = why ? why : "libibverbs could not be loaded";

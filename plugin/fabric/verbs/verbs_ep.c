@@ -91,6 +91,8 @@ static struct fab_ep *ep_alloc(struct fab_domain *dom, struct fab_cq *cq,
     snprintf(ep->peer, sizeof(ep->peer), "%s", attr->peer_desc ? attr->peer_desc : "?");
     ep->qp_type = strcmp(jaccl_param_str(JP_QP_TYPE), "rc") == 0 ? IBV_QPT_RC : IBV_QPT_UC;
     ep->retry_cnt = (int)jaccl_param_int(JP_RETRY_CNT);
+    ep->tclass = attr->tclass;
+    ep->sl = attr->sl;
     ep->side.fd = -1;
     ep->side.want_out = -1;
     pthread_mutex_init(&ep->mu, NULL);

@@ -75,6 +75,26 @@ static void stop_hardware(struct fab_ep *ep)
     }
 }
 
+/* `orderly`: the peer closed its side channel (end of stream), which is how every normal
+ * teardown looks from here, so the line does not call it a failure. */
+static void vb_ep_down(struct fab_ep *ep, enum fab_wc_status st, int orderly, const char *what)
+{
+    snprintf(ep->reason, sizeof(ep->reason), "peer %s %s (device %s)", ep->peer, what,
+             ep->dom->dev->info.name);
+    atomic_store(&ep->status, (int)st);
+    /* INFO like the TCP back end: a peer closing is normal at teardown, and the layer above
+     * WARNs with this reason when a request fails. The causes nobody above would explain
+     * (an error CQE, retransmissions exhausted) WARN where they are found. */
+    if (orderly)
+        JINFO(NCCL_NET, "verbs fabric: endpoint %p: %s", (void *)ep, ep->reason);
+    else
+        JINFO(NCCL_NET, "verbs fabric: endpoint %p failed (%s): %s", (void *)ep,
+              fab_wc_status_str(st), ep->reason);
+    stop_hardware(ep);
+    for (int i = 0; i < ep->nlanes; i++)
+        flush_lane(ep, &ep->lane[i]);
+}
+
 void vb_ep_fail(struct fab_ep *ep, enum fab_wc_status st, const char *fmt, ...)
 {
     char what[160];
@@ -85,15 +105,11 @@ void vb_ep_fail(struct fab_ep *ep, enum fab_wc_status st, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof(what), fmt, ap);
     va_end(ap);
-    snprintf(ep->reason, sizeof(ep->reason), "peer %s %s (device %s)", ep->peer, what,
-             ep->dom->dev->info.name);
-    atomic_store(&ep->status, (int)st);
-    /* INFO like the TCP back end: a peer closing is normal at teardown, and the layer above
-     * WARNs with this reason when a request fails. The causes nobody above would explain
-     * (an error CQE, retransmissions exhausted) WARN where they are found. */
-    JINFO(NCCL_NET, "verbs fabric: endpoint %p failed (%s): %s", (void *)ep, fab_wc_status_str(st),
-          ep->reason);
-    stop_hardware(ep);
-    for (int i = 0; i < ep->nlanes; i++)
-        flush_lane(ep, &ep->lane[i]);
+    vb_ep_down(ep, st, 0, what);
+}
+
+void vb_ep_peer_closed(struct fab_ep *ep)
+{
+    if (atomic_load(&ep->status) == FAB_WC_OK)
+        vb_ep_down(ep, FAB_WC_PEER_LOST, 1, "closed the connection");
 }

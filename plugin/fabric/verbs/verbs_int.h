@@ -276,6 +276,7 @@ struct fab_ep {
     char peer[128];
     int qp_type;
     int retry_cnt;
+    int tclass, sl; /* GRH traffic class and service level of every lane's address vector */
     uint32_t seg_size;
     struct ibv_cq *hcq;
     int drain_more; /* the last drain stopped with CQEs left */
@@ -326,6 +327,8 @@ int fab_verbs_ep_error(struct fab_ep *ep, const char **reason);
  * (first completion carries the cause, the rest FLUSHED). Caller holds ep->mu. */
 void vb_ep_fail(struct fab_ep *ep, enum fab_wc_status st, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
+/* The peer ended its side channel's stream: PEER_LOST like any loss, logged as a close. */
+void vb_ep_peer_closed(struct fab_ep *ep);
 enum fab_wc_status vb_wc_status(enum ibv_wc_status st);
 
 /* verbs_qp.c */

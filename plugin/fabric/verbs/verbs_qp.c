@@ -62,7 +62,9 @@ int vb_qp_init(struct fab_ep *ep, struct vb_lane *l)
                      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, "INIT");
 }
 
-/* RoCE always routes by GID; IB by LID, with a GRH only across subnets. */
+/* RoCE always routes by GID; IB by LID, with a GRH only across subnets. The service level and
+ * traffic class come from the endpoint's attributes (NCCL_JACCL_SL / NCCL_JACCL_TC or NCCL's
+ * trafficClass): on RoCE the traffic class is the DSCP/ECN byte of every packet. */
 static void qp_av(struct fab_ep *ep, const struct vb_info *peer, struct ibv_ah_attr *av)
 {
     const struct vb_dev *d = ep->dom->dev;
@@ -70,14 +72,14 @@ static void qp_av(struct fab_ep *ep, const struct vb_info *peer, struct ibv_ah_a
                  (d->gid_index >= 0 && memcmp(d->gid.raw, peer->gid, 8) != 0);
 
     av->dlid = peer->lid;
-    av->sl = 0;
+    av->sl = (uint8_t)ep->sl;
     av->port_num = (uint8_t)d->port;
     av->is_global = (uint8_t)global;
     if (global) {
         memcpy(av->grh.dgid.raw, peer->gid, 16);
         av->grh.sgid_index = (uint8_t)(d->gid_index < 0 ? 0 : d->gid_index);
         av->grh.hop_limit = VB_HOP_LIMIT;
-        av->grh.traffic_class = 0;
+        av->grh.traffic_class = (uint8_t)ep->tclass;
     }
 }
 

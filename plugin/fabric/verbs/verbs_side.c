@@ -146,9 +146,12 @@ void vb_side_read(struct fab_ep *ep, uint64_t now)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return;
-        if (n <= 0) {
-            vb_ep_fail(ep, FAB_WC_PEER_LOST, "%s",
-                       n == 0 ? "closed the connection" : strerror(errno));
+        if (n == 0) {
+            vb_ep_peer_closed(ep);
+            return;
+        }
+        if (n < 0) {
+            vb_ep_fail(ep, FAB_WC_PEER_LOST, "%s", strerror(errno));
             return;
         }
         ep->last_rx_ns = now;
