@@ -35,10 +35,16 @@ static struct {
     struct fab_domain *dom;
     int refs;
 } g_dom[MAX_DEVS];
+static char g_fabric_why[192] = "init() was not called"; /* under g_lock; see jaccl_fabric_why */
 
 const struct fab_ops *jaccl_fabric(void)
 {
     return g_ops;
+}
+
+const char *jaccl_fabric_why(void)
+{
+    return g_fabric_why;
 }
 
 uint32_t jaccl_fabric_id(void)
@@ -72,15 +78,22 @@ static int fabric_pick(void)
         int n = fab_verbs_ops.init();
         if (n > 0) {
             g_ops = &fab_verbs_ops;
+            snprintf(g_fabric_why, sizeof(g_fabric_why),
+                     "NCCL_JACCL_FABRIC=%s: %d usable RDMA port(s)", want, n);
             return n;
         }
         fab_verbs_ops.fini();
         if (strcmp(want, "verbs") == 0) {
-            JWARN("NCCL_JACCL_FABRIC=verbs, but %s", fab_verbs_why_none());
+            snprintf(g_fabric_why, sizeof(g_fabric_why), "NCCL_JACCL_FABRIC=verbs, but %s",
+                     fab_verbs_why_none());
+            JWARN("%s", g_fabric_why);
             return -1;
         }
-        JINFO(NCCL_INIT | NCCL_NET, "verbs fabric not used (%s): falling back to tcp",
-              fab_verbs_why_none());
+        snprintf(g_fabric_why, sizeof(g_fabric_why),
+                 "verbs fabric not used (%s): falling back to tcp", fab_verbs_why_none());
+        JINFO(NCCL_INIT | NCCL_NET, "%s", g_fabric_why);
+    } else {
+        snprintf(g_fabric_why, sizeof(g_fabric_why), "NCCL_JACCL_FABRIC=tcp");
     }
     g_ops = &fab_tcp_ops;
     return g_ops->init();
