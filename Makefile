@@ -86,7 +86,8 @@ $(INTERNAL): $(PLUGIN_OBJ)
 	@rm -f $@
 	ar rcs $@ $(PLUGIN_OBJ)
 
-tests: $(UNIT_BIN) $(MP_BIN) $(LIB)
+# jaccl-info too: tests/check_info.sh runs it in every build folder (ASan included).
+tests: $(UNIT_BIN) $(MP_BIN) $(LIB) $(BUILD)/jaccl-info
 
 $(UNIT_BIN): | $(BUILD)/.deps-tests
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(INTERNAL)
