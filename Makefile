@@ -174,14 +174,14 @@ install: $(LIB) $(addprefix $(BUILD)/,$(INSTALL_TOOLS))
 	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(addprefix $(BUILD)/,$(INSTALL_TOOLS)) $(DESTDIR)$(BINDIR)/
 	install -m 644 $(INSTALL_DOCS) $(DESTDIR)$(DOCDIR)/
-	if [ "$(INSTALL_DEFAULT_ALIAS)" = 1 ]; then \
+	@if [ "$(INSTALL_DEFAULT_ALIAS)" = 1 ]; then set -x; \
 	    ln -sf libnccl-net-jaccl.so $(DESTDIR)$(LIBDIR)/libnccl-net.so; fi
 	@$(LDCONFIG)
 
 # Removes what install put there and nothing else: the alias only when it points at jaccl.
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libnccl-net-jaccl.so
-	if [ "$$(readlink $(DESTDIR)$(LIBDIR)/libnccl-net.so)" = libnccl-net-jaccl.so ]; then \
+	@if [ "$$(readlink $(DESTDIR)$(LIBDIR)/libnccl-net.so)" = libnccl-net-jaccl.so ]; then set -x; \
 	    rm -f $(DESTDIR)$(LIBDIR)/libnccl-net.so; fi
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(INSTALL_TOOLS))
 	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(INSTALL_DOCS)))
@@ -198,9 +198,11 @@ deb: $(LIB) $(addprefix $(BUILD)/,$(INSTALL_TOOLS))
 	    INSTALL_DEFAULT_ALIAS=0
 	packaging/deb.sh $(DEB_ROOT) $(BUILD)/deb
 
-# CI: install the package, run jaccl-info and the demo against the installed library, remove
-# it, check nothing is left (root; part of make test).
+# CI (part of make test, as root): make install/uninstall into a DESTDIR, then the package:
+# install it, run jaccl-info and the demo against the installed library, remove it, check
+# nothing is left.
 test-deb: deb
+	BUILD=$(BUILD) tests/check_install.sh
 	BUILD=$(BUILD) tests/check_deb.sh
 # ---- end of install, uninstall, Debian package ----
 

@@ -19,11 +19,16 @@ die() {
 }
 
 command -v dpkg-deb >/dev/null || die "dpkg-deb not found: install the Debian package dpkg"
-command -v objdump >/dev/null || die "objdump not found: install the Debian package binutils"
+for t in objdump strip; do
+    command -v $t >/dev/null || die "$t not found: install the Debian package binutils"
+done
 arch=$(dpkg --print-architecture)
 # Debian versions may not contain '-' in the upstream part without a revision: 0.2.0-3-gabc
 # (git describe) becomes 0.2.0+3+gabc.
 version=$("$here/version.sh" | tr -- - +)
+
+# The build keeps -g for gdb; the package ships what a library package ships.
+find "$root" -type f \( -name '*.so' -o -perm -u+x \) -exec strip --strip-unneeded {} +
 
 glibc=$(find "$root" -type f -perm -u+x -o -type f -name '*.so' | xargs objdump -T 2>/dev/null |
     grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -t. -k1,1n -k2,2n -k3,3n | tail -n 1)
