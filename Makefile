@@ -89,7 +89,7 @@ $(INTERNAL): $(PLUGIN_OBJ)
 # jaccl-info too: tests/check_info.sh runs it in every build folder (ASan included).
 tests: $(UNIT_BIN) $(MP_BIN) $(LIB) $(BUILD)/jaccl-info
 
-$(UNIT_BIN): | $(BUILD)/.deps-tests
+$(UNIT_BIN): | $(BUILD)/.deps-tests $(VERSION_H)
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(INTERNAL)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests/unit $< -o $@ $(INTERNAL) -lcmocka $(LDSAN) $(LDLIBS)
