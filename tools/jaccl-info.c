@@ -241,7 +241,7 @@ static void plugin_tables(void *h)
     char sym[32];
 
     o_open("tables", '[');
-    for (int v = 11; v >= 8; v--) {
+    for (int v = 11; v >= 6; v--) { /* what NCCL 2.28 looks for */
         snprintf(sym, sizeof(sym), "ncclNetPlugin_v%d", v);
         if (dlsym(h, sym))
             o_str(NULL, sym);
@@ -649,13 +649,13 @@ static void ifaces_section(const struct fabric_view *fv)
 
 /* ---- main ---- */
 
-static int usage(void)
+static int usage(FILE *f, int rc)
 {
-    fprintf(stderr, "usage: jaccl-info [--json] [-v] [PLUGIN]\n"
-                    "  PLUGIN  path or loader name of the plugin (default " DEFAULT_PLUGIN ")\n"
-                    "  --json  print JSON instead of text\n"
-                    "  -v      also print the plugin's log lines on stderr\n");
-    return 2;
+    fprintf(f, "usage: jaccl-info [--json] [-v] [PLUGIN]\n"
+               "  PLUGIN  path or loader name of the plugin (default " DEFAULT_PLUGIN ")\n"
+               "  --json  print JSON instead of text\n"
+               "  -v      also print the plugin's log lines on stderr\n");
+    return rc;
 }
 
 /* The internal code's choice: fabric, devices and the address each one binds. */
@@ -682,8 +682,10 @@ int main(int argc, char **argv)
             g_o.json = 1;
         else if (strcmp(argv[i], "-v") == 0)
             g_verbose = 1;
+        else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+            return usage(stdout, 0);
         else if (argv[i][0] == '-' || name != NULL)
-            return usage();
+            return usage(stderr, 2);
         else
             name = argv[i];
     }
