@@ -96,16 +96,16 @@ if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
     check "fallback" rc_is 0 "$INFO" --json
     check "fallback: reason" json_ok \
         'j["fabric"]["chosen"] == "tcp"' \
-        '"no RDMA device" in j["fabric"]["reason"] and "tcp" in j["fabric"]["reason"]' \
+        '"no RDMA device" in j["fabric"]["reason"]' \
         'j["rdma"]["devices"] == []'
     check "fallback: text" rc_is 0 "$INFO"
-    check "fallback: text reason" grep -q "reason: verbs fabric not used (no RDMA device)" "$tmp/out"
+    check "fallback: text reason" grep -q "reason: .*no RDMA device" "$tmp/out"
     check "verbs forced" rc_is 1 env NCCL_JACCL_FABRIC=verbs "$INFO" --json
-    check "verbs forced: reason" grep -q "nothing usable: NCCL_JACCL_FABRIC=verbs, but no RDMA device" "$tmp/err"
+    check "verbs forced: reason" grep -q "nothing usable: .*no RDMA device" "$tmp/err"
     check "verbs forced: json" json_ok 'j["usable"] is False' '"no RDMA device" in j["error"]'
 fi
 check "fabric tcp by knob" rc_is 0 env NCCL_JACCL_FABRIC=tcp "$INFO" --json
-check "fabric tcp by knob: reason" json_ok 'j["fabric"]["reason"] == "NCCL_JACCL_FABRIC=tcp"'
+check "fabric tcp by knob: reason" json_ok '"NCCL_JACCL_FABRIC=tcp" in j["fabric"]["reason"]'
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

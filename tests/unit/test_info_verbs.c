@@ -106,13 +106,24 @@ static void assert_field(const char *p, const char *field, const char *value)
         fail_msg("%s is %.60s, want %s", field, v, value);
 }
 
+/* The string value of the first `field` after p contains `part` (the wording of the fabric
+ * reason belongs to state.c; the test pins only the cause inside it). */
+static void assert_field_has(const char *p, const char *field, const char *part)
+{
+    const char *v = after(after(p, field), "\"");
+    const char *end = strchr(v, '"');
+    const char *hit = strstr(v, part);
+
+    if (!end || !hit || hit + strlen(part) > end)
+        fail_msg("%s is %.120s, want it to contain %s", field, v, part);
+}
+
 static void test_used_port_and_gid(void **st)
 {
     const char *p;
 
     run_info();
     assert_field(g_out, "\"chosen\": ", "\"verbs\"");
-    assert_field(g_out, "\"reason\": ", "\"NCCL_JACCL_FABRIC=auto: 3 usable RDMA port(s)\"");
     p = port_of("\"mlx5_0\"", 1);
     assert_field(p, "\"state\": ", "\"ACTIVE\"");
     assert_field(p, "\"link_layer\": ", "\"Ethernet\"");
@@ -158,9 +169,8 @@ static void test_forced_gid_fallback(void **st)
     setenv("NCCL_JACCL_GID_INDEX", "5", 1);
     run_info();
     assert_field(g_out, "\"chosen\": ", "\"tcp\"");
-    assert_field(g_out, "\"reason\": ",
-                 "\"verbs fabric not used (no active RDMA port matches NCCL_JACCL_HCA or has a "
-                 "usable GID): falling back to tcp\"");
+    assert_field_has(g_out, "\"reason\": ",
+                     "no active RDMA port matches NCCL_JACCL_HCA or has a usable GID");
     assert_field(port_of("\"mlx5_0\"", 1),
                  "\"reason\": ", "\"no usable GID at NCCL_JACCL_GID_INDEX=5\"");
 }
@@ -169,7 +179,7 @@ static void test_fabric_tcp(void **st)
 {
     setenv("NCCL_JACCL_FABRIC", "tcp", 1);
     run_info();
-    assert_field(g_out, "\"reason\": ", "\"NCCL_JACCL_FABRIC=tcp\"");
+    assert_field_has(g_out, "\"reason\": ", "NCCL_JACCL_FABRIC=tcp");
     assert_field(port_of("\"rxe0\"", 1), "\"reason\": ", "\"NCCL_JACCL_FABRIC=tcp\"");
 }
 
