@@ -87,6 +87,10 @@ check "invalid knob: warned" grep -q 'NCCL_JACCL_NSOCKS="many"' "$tmp/err"
 # An explicit path, with the loader's search path empty.
 check "explicit path" rc_is 0 env -u LD_LIBRARY_PATH "$INFO" --json "$LIB"
 check "explicit path: resolved" json_ok 'j["plugin"]["path"] == env["LIB"]'
+# NCCL's resolution of NCCL_NET_PLUGIN=jaccl: "jaccl" first, then libnccl-net-jaccl.so.
+check "NCCL_NET_PLUGIN=jaccl" rc_is 0 env NCCL_NET_PLUGIN=jaccl "$INFO" --json
+check "NCCL_NET_PLUGIN=jaccl: resolved" json_ok 'j["plugin"]["requested"] == "jaccl"' \
+    'j["plugin"]["loaded_as"] == "libnccl-net-jaccl.so"' 'j["plugin"]["path"] == env["LIB"]'
 check "missing library" rc_is 1 env -u LD_LIBRARY_PATH "$INFO" "$tmp/none.so"
 check "missing library: reason" grep -q "could not be loaded" "$tmp/err"
 check "usage" rc_is 2 "$INFO" --bogus

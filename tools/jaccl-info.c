@@ -2,8 +2,9 @@
  *
  *   jaccl-info [--json] [-v] [PLUGIN]
  *
- * PLUGIN: a path, or a name for the loader's search path (default libnccl-net-jaccl.so, as
- * NCCL_NET_PLUGIN=jaccl resolves it). Two views are printed:
+ * PLUGIN: a path, or a name resolved as NCCL resolves NCCL_NET_PLUGIN ("jaccl" tries jaccl,
+ * then libnccl-net-jaccl.so); default: NCCL_NET_PLUGIN's first entry if set, else
+ * libnccl-net-jaccl.so. Two views are printed:
  *   - the plugin's own: it is dlopen'ed like NCCL does, every ncclNetPlugin_vN /
  *     ncclCollNetPlugin_vN is looked up, and the v11 tables are driven through init, devices
  *     and getProperties;
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "abi/api.h"
 #include "core/state.h"
@@ -214,9 +216,26 @@ struct plugin_view {
     int ndev, coll_ndev;
 };
 
+/* dlopen as NCCL 2.28 does for one NCCL_NET_PLUGIN entry: the name as given, then, for a bare
+ * name that is not already lib*.so, libnccl-net-<name>.so. *tried names the last attempt. */
+static void *plugin_dlopen(const char *name, char *tried, size_t len)
+{
+    size_t n = strlen(name);
+    void *h;
+
+    snprintf(tried, len, "%s", name);
+    h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (h || strchr(name, '/') ||
+        (strncmp(name, "lib", 3) == 0 && n > 3 && strcmp(name + n - 3, ".so") == 0))
+        return h;
+    snprintf(tried, len, "libnccl-net-%s.so", name);
+    return dlopen(tried, RTLD_NOW | RTLD_LOCAL);
+}
+
 static void *plugin_open(const char *name)
 {
-    void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    char tried[300];
+    void *h = plugin_dlopen(name, tried, sizeof(tried));
     struct link_map *lm = NULL;
     char *path = NULL;
 
@@ -227,13 +246,28 @@ static void *plugin_open(const char *name)
         o_str("error", dlerror());
         return NULL;
     }
+    o_str("loaded_as", tried);
     /* The loader's own record of the file it mapped, made absolute (a relative
      * LD_LIBRARY_PATH entry gives a relative name). */
     if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name[0])
         path = realpath(lm->l_name, NULL);
-    o_str("path", path ? path : name);
+    o_str("path", path ? path : tried);
     free(path);
     return h;
+}
+
+/* What NCCL would load: NCCL_NET_PLUGIN's first entry when it names one, else jaccl's name. */
+static const char *plugin_name(const char *arg)
+{
+    static char first[256];
+    const char *env = getenv("NCCL_NET_PLUGIN");
+
+    if (arg)
+        return arg;
+    if (!env || !env[0] || strcasecmp(env, "none") == 0)
+        return DEFAULT_PLUGIN;
+    snprintf(first, sizeof(first), "%.*s", (int)strcspn(env, ","), env);
+    return first;
 }
 
 static void plugin_tables(void *h)
@@ -652,7 +686,8 @@ static void ifaces_section(const struct fabric_view *fv)
 static int usage(FILE *f, int rc)
 {
     fprintf(f, "usage: jaccl-info [--json] [-v] [PLUGIN]\n"
-               "  PLUGIN  path or loader name of the plugin (default " DEFAULT_PLUGIN ")\n"
+               "  PLUGIN  path or name of the plugin, resolved as NCCL_NET_PLUGIN is (default:\n"
+               "          NCCL_NET_PLUGIN's first entry, else " DEFAULT_PLUGIN ")\n"
                "  --json  print JSON instead of text\n"
                "  -v      also print the plugin's log lines on stderr\n");
     return rc;
@@ -693,7 +728,7 @@ int main(int argc, char **argv)
 
     o_open(g_o.json ? NULL : "jaccl-info", '{');
     o_str("version", JACCL_VERSION_STR);
-    plugin_section(name ? name : DEFAULT_PLUGIN, &pv);
+    plugin_section(plugin_name(name), &pv);
     knobs_section();
     fabric_section(&fv);
     rdma_section(&fv);
