@@ -125,7 +125,7 @@ check: test
 test-fast: all tests
 	BUILD=$(BUILD) tests/run_all.sh
 
-# Only what run_all.sh runs: the library and the tests (no tools).
+# Only what run_all.sh runs: the library and the tests (jaccl-info the only tool).
 test-asan:
 	$(MAKE) SAN=1 BUILD=build-asan lib tests
 	BUILD=build-asan JACCL_TEST_SAN=1 tests/run_all.sh
@@ -201,7 +201,7 @@ deb: $(LIB) $(addprefix $(BUILD)/,$(INSTALL_TOOLS))
 # CI (part of make test, as root): make install/uninstall into a DESTDIR, then the package:
 # install it, run jaccl-info and the demo against the installed library, remove it, check
 # nothing is left.
-test-deb: deb
+test-deb: deb $(BUILD)/demo
 	BUILD=$(BUILD) tests/check_install.sh
 	BUILD=$(BUILD) tests/check_deb.sh
 # ---- end of install, uninstall, Debian package ----
