@@ -1,8 +1,13 @@
 # libnccl-net-jaccl: NCCL net + CollNet plugin.
 #
-#   make            build/libnccl-net-jaccl.so and the tools
-#   make test       unit + multi-process tests, the same suite built with ASan + UBSan, then
-#                   the verbs suites on soft-RoCE (test-rdma)
+#   make            build/libnccl-net-jaccl.so and the tools (a C compiler and the rdma-core
+#                   headers are all it needs)
+#   make test       builds the tests (cmocka), runs unit + multi-process tests, the same suite
+#                   built with ASan + UBSan, the package check, then the verbs suites on
+#                   soft-RoCE (test-rdma); `make check` is the same
+#   make install    PREFIX=/usr/local DESTDIR= (INSTALL_DEFAULT_ALIAS=1: + libnccl-net.so);
+#                   make uninstall removes exactly that
+#   make deb        $(BUILD)/deb/libnccl-net-jaccl_<version>_<arch>.deb (dpkg-deb, no network)
 #   make demo       a few local ranks exchanging data through the plugin's ABI
 #   make perf       benchmarks (jaccl beside the raw socket / MPI anchors)
 #   make test-rdma  the verbs suites on soft-RoCE in a qemu VM (RDMA_BENCH=1: + benchmark)
@@ -18,7 +23,7 @@ CC ?= cc
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
         -Wno-unused-parameter
 CFLAGS_BASE := -std=gnu11 -O2 -g -fPIC -fvisibility=hidden -pthread $(WARN) \
-               -Iinclude -Iplugin -MMD -MP
+               -Iinclude -Iplugin -I$(BUILD)/gen -MMD -MP
 ifeq ($(SAN),1)
 CFLAGS_BASE += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDSAN := -fsanitize=address,undefined
@@ -43,11 +48,30 @@ MP_BIN := $(MP_SRC:tests/mp/%.c=$(BUILD)/tests/mp_%)
 TOOL_SRC := $(wildcard tools/*.c)
 TOOL_BIN := $(TOOL_SRC:tools/%.c=$(BUILD)/%)
 
-.PHONY: all lib tests deps test test-fast test-asan demo perf format format-check clean docs
-all: lib tests $(TOOL_BIN)
+.PHONY: all lib tools tests deps test check test-fast test-asan demo perf format format-check clean docs
+all: lib tools
 lib: $(LIB) $(BUILD)/libnccl-net.so
+tools: $(TOOL_BIN)
 
-$(BUILD)/obj/%.o: %.c
+# ---- build prerequisites and version (packaging/) ----
+# A missing compiler or header stops the build with one line naming the package; checked once
+# per build folder (delete the stamp to check again).
+$(BUILD)/.deps-lib $(BUILD)/.deps-tests: $(BUILD)/.deps-%: packaging/check-deps.sh
+	@mkdir -p $(dir $@)
+	@packaging/check-deps.sh "$(CC)" $*
+	@touch $@
+
+# The version (packaging/version.sh: git describe, or VERSION outside git), regenerated on
+# every make but rewritten only when it changed, so nothing recompiles for nothing.
+VERSION_H := $(BUILD)/gen/jaccl_version.h
+.PHONY: FORCE
+$(VERSION_H): FORCE
+	@mkdir -p $(dir $@)
+	@printf '#define JACCL_VERSION_STR "%s"\n' "$$(packaging/version.sh)" > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+# ---- end of build prerequisites and version ----
+
+$(BUILD)/obj/%.o: %.c | $(BUILD)/.deps-lib $(VERSION_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(if $(findstring /algo/kern,$<),$(CFLAGS_FAST)) -c $< -o $@
 
@@ -63,8 +87,10 @@ $(INTERNAL): $(PLUGIN_OBJ)
 	@rm -f $@
 	ar rcs $@ $(PLUGIN_OBJ)
 
-tests: $(UNIT_BIN) $(MP_BIN) $(LIB)
+# jaccl-info too: tests/check_info.sh runs it in every build folder (ASan included).
+tests: $(UNIT_BIN) $(MP_BIN) $(LIB) $(BUILD)/jaccl-info
 
+$(UNIT_BIN): | $(BUILD)/.deps-tests $(VERSION_H)
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(INTERNAL)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests/unit $< -o $@ $(INTERNAL) -lcmocka $(LDSAN) $(LDLIBS)
@@ -80,7 +106,7 @@ endef
 $(BUILD)/tests/mp_%: tests/mp/%.c $(MP_COMMON_OBJ) $(INTERNAL)
 	$(LINK_MP)
 
-$(BUILD)/%: tools/%.c $(MP_COMMON_OBJ) $(INTERNAL)
+$(BUILD)/%: tools/%.c $(MP_COMMON_OBJ) $(INTERNAL) | $(VERSION_H)
 	$(LINK_MP)
 
 # Debian packages for building, testing and benchmarking (no-op when present).
@@ -92,12 +118,15 @@ deps:
 test: deps
 	$(MAKE) test-fast
 	$(MAKE) test-asan
+	$(MAKE) test-deb
 	$(MAKE) test-rdma
 
-test-fast: all
+check: test
+
+test-fast: all tests
 	BUILD=$(BUILD) tests/run_all.sh
 
-# Only what run_all.sh runs: the library and the tests (no tools).
+# Only what run_all.sh runs: the library and the tests (jaccl-info the only tool).
 test-asan:
 	$(MAKE) SAN=1 BUILD=build-asan lib tests
 	BUILD=build-asan JACCL_TEST_SAN=1 tests/run_all.sh
@@ -117,7 +146,7 @@ RDMA_BIN := $(BUILD)/tests/rdma_p2p
 .PHONY: test-rdma
 test-rdma:
 	tests/rdma/deps.sh
-	$(MAKE) all $(RDMA_BIN)
+	$(MAKE) all tests $(RDMA_BIN)
 	tests/rdma/image.sh
 	BUILD=$(abspath $(BUILD)) tests/rdma/vm.sh -t $(RDMA_VM_TIMEOUT) -x $(BUILD) \
 	    -e BUILD -e RDMA_BENCH -e RDMA_FULL -- tests/rdma/suite.sh
@@ -129,6 +158,59 @@ $(BUILD)/tests/rdma_%: tests/rdma/rdma_%.c $(MP_COMMON_OBJ) $(INTERNAL)
 # fails when the committed file is stale).
 docs: $(BUILD)/config-doc
 	$(BUILD)/config-doc docs/configuration.in.md >docs/configuration.md
+
+# ---- install, uninstall, Debian package (packaging/) ----
+# make install PREFIX=/usr/local DESTDIR=: the library, the user-facing tools and the docs.
+# The libnccl-net.so alias makes jaccl the plugin NCCL loads when NCCL_NET_PLUGIN is unset, so
+# it is installed only when asked for (INSTALL_DEFAULT_ALIAS=1). ldconfig runs for a real
+# (DESTDIR-less) install as root: NCCL dlopens the plugin by name, through the loader's cache.
+PREFIX ?= /usr/local
+DESTDIR ?=
+LIBDIR ?= $(PREFIX)/lib
+BINDIR ?= $(PREFIX)/bin
+DOCDIR ?= $(PREFIX)/share/doc/jaccl
+INSTALL_DEFAULT_ALIAS ?= 0
+INSTALL_TOOLS := jaccl-info jaccl-perf jaccl-coll-perf
+INSTALL_DOCS := README.md LICENSE $(sort $(wildcard docs/*.md))
+LDCONFIG = if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
+
+.PHONY: install uninstall deb test-deb
+install: $(LIB) $(addprefix $(BUILD)/,$(INSTALL_TOOLS))
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(DOCDIR)
+	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(addprefix $(BUILD)/,$(INSTALL_TOOLS)) $(DESTDIR)$(BINDIR)/
+	install -m 644 $(INSTALL_DOCS) $(DESTDIR)$(DOCDIR)/
+	@if [ "$(INSTALL_DEFAULT_ALIAS)" = 1 ]; then set -x; \
+	    ln -sf libnccl-net-jaccl.so $(DESTDIR)$(LIBDIR)/libnccl-net.so; fi
+	@$(LDCONFIG)
+
+# Removes what install put there and nothing else: the alias only when it points at jaccl.
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libnccl-net-jaccl.so
+	@if [ "$$(readlink $(DESTDIR)$(LIBDIR)/libnccl-net.so)" = libnccl-net-jaccl.so ]; then set -x; \
+	    rm -f $(DESTDIR)$(LIBDIR)/libnccl-net.so; fi
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(INSTALL_TOOLS))
+	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(INSTALL_DOCS)))
+	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
+	@$(LDCONFIG)
+
+# The package installs under /usr (the loader's default path, no LD_LIBRARY_PATH needed) with
+# the docs where Debian keeps them; packaging/deb.sh writes DEBIAN/ and runs dpkg-deb.
+DEB_ROOT := $(BUILD)/deb/root
+deb: $(LIB) $(addprefix $(BUILD)/,$(INSTALL_TOOLS))
+	rm -rf $(BUILD)/deb
+	$(MAKE) --no-print-directory install DESTDIR=$(abspath $(DEB_ROOT)) PREFIX=/usr \
+	    LIBDIR=/usr/lib/$$($(CC) -print-multiarch) DOCDIR=/usr/share/doc/libnccl-net-jaccl \
+	    INSTALL_DEFAULT_ALIAS=0
+	packaging/deb.sh $(DEB_ROOT) $(BUILD)/deb
+
+# CI (part of make test, as root): make install/uninstall into a DESTDIR, then the package:
+# install it, run jaccl-info and the demo against the installed library, remove it, check
+# nothing is left.
+test-deb: deb $(BUILD)/demo
+	BUILD=$(BUILD) tests/check_install.sh
+	BUILD=$(BUILD) tests/check_deb.sh
+# ---- end of install, uninstall, Debian package ----
 
 format:
 	clang-format -i $$(find plugin include tests tools -name '*.[ch]')

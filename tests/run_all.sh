@@ -38,6 +38,7 @@ for t in "$BUILD"/tests/test_*; do
 done
 run check_exports tests/check_exports.sh "$BUILD"
 run check_config_doc tests/check_config_doc.sh
+run check_info env BUILD="$BUILD" tests/check_info.sh
 run format make -s format-check
 [ -x tests/run_p2p.sh ] && run p2p tests/run_p2p.sh
 [ -x tests/run_coll.sh ] && run coll tests/run_coll.sh

@@ -27,8 +27,10 @@ void jaccl_handle_encode(struct jaccl_handle *h, void *out128)
 {
     h->magic = JACCL_HANDLE_MAGIC;
     h->version = JACCL_HANDLE_VERSION;
+    /* The release is only named in mismatch messages: a long git-describe version (commit and
+     * -dirty) is cut to the field, keeping its release number and commit prefix. */
     memset(h->release, 0, sizeof(h->release));
-    snprintf(h->release, sizeof(h->release), "%s", JACCL_VERSION_STR);
+    memcpy(h->release, JACCL_VERSION_STR, strnlen(JACCL_VERSION_STR, sizeof(h->release) - 1));
     h->cksum = fnv1a(h, offsetof(struct jaccl_handle, cksum));
     memset(out128, 0, 128);
     memcpy(out128, h, sizeof(*h));

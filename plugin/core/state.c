@@ -55,10 +55,16 @@ static struct {
     struct fab_domain *dom;
     int refs;
 } g_dom[MAX_DEVS];
+static char g_fabric_why[192] = "init() was not called"; /* under g_lock; see jaccl_fabric_why */
 
 const struct fab_ops *jaccl_fabric(void)
 {
     return g_ops;
+}
+
+const char *jaccl_fabric_why(void)
+{
+    return g_fabric_why;
 }
 
 uint32_t jaccl_fabric_id(void)
@@ -82,9 +88,6 @@ int jaccl_dev_addr(int dev, union jaccl_sockaddr *out)
      * port), so connection set-up follows the same path as the data. */
     return g_ops == &fab_verbs_ops ? fab_verbs_dev_addr(dev, out) : fab_tcp_dev_addr(dev, out);
 }
-
-/* Why the fabric in use was chosen, for the INIT line. Caller holds g_lock. */
-static char g_fabric_why[192];
 
 /* auto found no usable verbs port: a WARN when RDMA devices exist (the user probably expected
  * RDMA and is getting TCP), an INFO when there are none (a plain TCP machine). */
@@ -117,7 +120,9 @@ static int fabric_pick(void)
         }
         fab_verbs_ops.fini();
         if (strcmp(want, "verbs") == 0) {
-            JWARN("NCCL_JACCL_FABRIC=verbs, but %s", fab_verbs_why_none());
+            snprintf(g_fabric_why, sizeof(g_fabric_why), "NCCL_JACCL_FABRIC=verbs, but %s",
+                     fab_verbs_why_none());
+            JWARN("%s", g_fabric_why);
             return -1;
         }
         log_verbs_fallback(fab_verbs_why_none());

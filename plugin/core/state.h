@@ -10,6 +10,8 @@
 
 /* The fabric chosen at the first init; NULL before. */
 const struct fab_ops *jaccl_fabric(void);
+/* Why the last init chose its fabric, or why it found none (INIT line, jaccl-info). */
+const char *jaccl_fabric_why(void);
 /* 1 = tcp, 2 = verbs: carried in handles so mismatched ends fail clearly. */
 uint32_t jaccl_fabric_id(void);
 int jaccl_ndevs(void);
