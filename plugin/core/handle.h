@@ -12,7 +12,7 @@
 
 #define JACCL_HANDLE_MAGIC   0x4a41434cu /* "JACL" */
 #define JACCL_HANDLE_VERSION 2           /* the layout below; 2 added `release` */
-#define JACCL_RELEASE_MAX    16
+#define JACCL_RELEASE_MAX    48          /* a git-describe version: release, commit, -dirty */
 
 /* magic, version and release keep their offsets (0, 4, 8) in every handle format from 2 on,
  * so a rank can name the peer's jaccl release even when it cannot read the rest. */
