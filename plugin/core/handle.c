@@ -52,7 +52,7 @@ static void peer_release(const unsigned char *in128, unsigned version, char *out
 
 static const char *version_mismatch(const void *in128, unsigned version)
 {
-    static _Thread_local char msg[200];
+    static _Thread_local char msg[280];
     char peer[JACCL_RELEASE_MAX + 1];
     peer_release(in128, version, peer, sizeof(peer));
     snprintf(msg, sizeof(msg),
