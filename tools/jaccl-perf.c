@@ -1,19 +1,21 @@
 /* jaccl-perf: benchmarks through the plugin's ABI, loaded the way NCCL loads it.
  *
  *   jaccl-perf p2p [-b 8] [-e 64M] [-f 2] [-n iters] [-w warmup] [-W window] [-V 11] [-t 2]
+ *   jaccl-perf p2p --rank R --nranks 2 --root HOST:PORT [options]     one rank per host
  *
- * p2p: two ranks. Rank 0 isends, rank 1 irecvs, `window` requests in flight (NCCL keeps up to
- * NCCL_STEPS = 8 per connection); one line per size in nccl-tests' style: time per message,
- * algbw, and the one-way latency of a ping-pong of that size. Each size is timed in `-R`
- * passes and the median pass is reported: on this shared 2-core box one burst of foreign load
- * would otherwise decide a whole row. A raw TCP socket pump runs in
- * the same processes before and after the sweep, and for sizes >= 4 MiB the last column is
- * jaccl's bandwidth divided by the raw one (mean of the two pumps; the target is >= 0.90).
- * The pump reuses one 4 MiB buffer, so in-flight messages get their own slots only while
- * those fit in MAX_STAGING; larger ones share one buffer per side, like the pump. Messages
- * larger than the cache cannot stay in it the way the pump's buffer does, so a third pump
- * cycles its 4 MiB writes through a buffer as large as the largest message, and `vs_span`
- * compares with that: where vs_span is near 1 but vs_raw is not, memory is the limit.
+ * p2p: two ranks, forked here, or one per host with --rank/--nranks/--root (or under mpirun,
+ * see mp_host.h; then the pump runs between the hosts too). Rank 0 isends, rank 1 irecvs, `window`
+ * requests in flight (NCCL keeps up to NCCL_STEPS = 8 per connection); one line per size in
+ * nccl-tests' style: time per message, algbw, and the one-way latency of a ping-pong of that size.
+ * Each size is timed in `-R` passes and the median pass is reported: on this shared 2-core box one
+ * burst of foreign load would otherwise decide a whole row. A raw TCP socket pump runs in the same
+ * processes before and after the sweep, and for sizes >= 4 MiB the last column is jaccl's bandwidth
+ * divided by the raw one (mean of the two pumps; the target is >= 0.90). The pump reuses one 4 MiB
+ * buffer, so in-flight messages get their own slots only while those fit in MAX_STAGING; larger
+ * ones share one buffer per side, like the pump. Messages larger than the cache cannot stay in it
+ * the way the pump's buffer does, so a third pump cycles its 4 MiB writes through a buffer as large
+ * as the largest message, and `vs_span` compares with that: where vs_span is near 1 but vs_raw is
+ * not, memory is the limit.
  *
  * New modes go in the `modes` table at the bottom: each gets the parsed options and runs its
  * own ranks through mp_run. */
@@ -23,6 +25,7 @@
 #include <string.h>
 
 #include "common/mp.h"
+#include "common/mp_host.h"
 #include "common/mp_perf.h"
 #include "common/mp_pump.h"
 
@@ -126,9 +129,9 @@ static void print_header(const struct p2p_run *p, double raw)
            ns && *ns ? ns : "(default)", p->o->window, p->o->warmup,
            p->o->iters ? "fixed (-n)" : "scaled by size", p->o->repeats);
     char b[16];
-    printf("# raw TCP loopback pump (1 stream, 4 MiB writes): %.2f GB/s before the sweep, "
+    printf("# raw TCP %s pump (1 stream, 4 MiB writes): %.2f GB/s before the sweep, "
            "%.2f after, mean %.2f\n",
-           p->raw[0], p->raw[1], raw);
+           mp_hosted() ? "host-to-host" : "loopback", p->raw[0], p->raw[1], raw);
     printf("# the same pump cycling through %s (memory traffic of the largest message): "
            "%.2f GB/s\n#\n",
            mp_fmt_bytes(p->o->max_bytes, b, sizeof(b)), p->span);
@@ -253,6 +256,11 @@ static const struct {
 int main(int argc, char **argv)
 {
     struct mp_perf_opts o;
+    int hosted = mp_host_setup(&argc, argv);
+    if (hosted < 0)
+        return 2;
+    if (hosted) /* the plugin picks the interface, unless told; loopback is for forked ranks */
+        setenv("NCCL_JACCL_SOCKET_IFNAME", "", 0);
     for (size_t i = 0; argc > 1 && i < sizeof(modes) / sizeof(modes[0]); i++) {
         if (strcmp(argv[1], modes[i].name) != 0)
             continue;
@@ -262,6 +270,7 @@ int main(int argc, char **argv)
         return mp_end(modes[i].run(&o));
     }
     mp_perf_usage(argv[0]);
+    mp_host_usage();
     for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
         fprintf(stderr, "  mode %-6s %s\n", modes[i].name, modes[i].help);
     return 2;
