@@ -53,11 +53,11 @@ struct p2p_run {
     int nrows;
 };
 
-/* Slots of one size; past MAX_STAGING every request shares one buffer (contents are not
- * checked here, only timed). */
+/* Slots of one size while the window fits the staging buffer; past that every request shares
+ * one buffer (contents are not checked here, only timed). */
 static size_t stride_for(const struct p2p_run *p, size_t size)
 {
-    return size * (size_t)p->o->window <= MAX_STAGING ? size : 0;
+    return size * (size_t)p->o->window <= p->bytes ? size : 0;
 }
 
 /* `count` messages from rank 0 to rank 1 with the window full; returns seconds. */
@@ -191,8 +191,10 @@ static int setup(struct p2p_run *p)
     const struct mp_perf_opts *o = p->o;
     if (mp_net_open(&p->net, o->version) != 0 || mp_ring_connect(&p->net, 0, &p->ring) != 0)
         return -1;
+    /* Slots for every message of the window while that fits MAX_STAGING, else MAX_STAGING
+     * (smaller sizes keep their own slots) or one largest message. */
     size_t per = o->max_bytes * (size_t)o->window;
-    p->bytes = per <= MAX_STAGING ? per : o->max_bytes;
+    p->bytes = per <= MAX_STAGING ? per : o->max_bytes > MAX_STAGING ? o->max_bytes : MAX_STAGING;
     p->sbuf = mp_alloc(p->bytes);
     p->rbuf = mp_alloc(p->bytes);
     if (!p->sbuf || !p->rbuf)
