@@ -247,12 +247,104 @@ static int mode_p2p(const struct mp_perf_opts *o)
     return failed;
 }
 
+/* ---- check: every byte verified, both directions at once ---- */
+
+#define CHECK_GUARD 4096 /* room behind each receive slot for mp_flow's guard */
+
+struct check_run {
+    struct mp_net net;
+    struct mp_ring ring;
+    char *sbuf, *rbuf;
+    void *smh, *rmh;
+    size_t bytes, stride;
+};
+
+static int check_setup(struct check_run *c, const struct mp_perf_opts *o)
+{
+    c->stride = o->max_bytes + CHECK_GUARD;
+    c->bytes = c->stride * (size_t)o->window;
+    if (mp_net_open(&c->net, o->version) != 0 || mp_ring_connect(&c->net, 0, &c->ring) != 0)
+        return -1;
+    c->sbuf = mp_alloc(c->bytes);
+    c->rbuf = mp_alloc(c->bytes);
+    if (!MP_CHECK(c->sbuf && c->rbuf, "%zu bytes of buffers", 2 * c->bytes))
+        return -1;
+    MP_OK(mp_net_regmr(&c->net, c->ring.scomm, c->sbuf, c->bytes, NCCL_PTR_HOST, &c->smh));
+    MP_OK(mp_net_regmr(&c->net, c->ring.rcomm, c->rbuf, c->bytes, NCCL_PTR_HOST, &c->rmh));
+    return mp_failures() ? -1 : 0;
+}
+
+/* One size: this rank streams `count` messages to its ring neighbour while it receives as
+ * many from the other side; every received byte and the guard behind it are checked. */
+static int check_size(struct check_run *c, const struct mp_perf_opts *o, size_t size, int count)
+{
+    int next = (mp_rank + 1) % mp_sh->nranks, prev = (mp_rank + mp_sh->nranks - 1) % mp_sh->nranks;
+    struct mp_flow f[2] = {{.net = &c->net,
+                            .comm = c->ring.scomm,
+                            .is_send = 1,
+                            .base = c->sbuf,
+                            .mh = c->smh,
+                            .seed = ((uint64_t)size << 8) + (uint64_t)mp_rank * 1000003},
+                           {.net = &c->net,
+                            .comm = c->ring.rcomm,
+                            .base = c->rbuf,
+                            .mh = c->rmh,
+                            .seed = ((uint64_t)size << 8) + (uint64_t)prev * 1000003}};
+    for (int i = 0; i < 2; i++) {
+        f[i].count = count;
+        f[i].window = o->window;
+        f[i].stride = c->stride;
+        f[i].size = size;
+        f[i].check = 1;
+    }
+    double t0 = mp_now();
+    int rc = mp_flows_run(f, 2, mp_scaled(300));
+    double t = mp_now() - t0;
+    MP_CHECK(rc == 0, "%zu-byte check to rank %d / from rank %d: %s / %s", size, next, prev,
+             mp_result_str(f[0].err), mp_result_str(f[1].err));
+    printf("  %4d %10zu %8d %8d %11.2f %6d\n", mp_rank, size, count, f[1].done,
+           (double)size * count / t / 1e6, f[1].bad);
+    fflush(stdout);
+    return rc == 0 && f[1].bad == 0 ? 0 : -1;
+}
+
+static int check_rank(int rank, int nranks, void *arg)
+{
+    const struct mp_perf_opts *o = arg;
+    struct check_run c = {0};
+    int rc = check_setup(&c, o);
+    if (rank == 0 || mp_hosted())
+        printf("# jaccl-perf check: %d ranks, window %d; per rank and size: messages sent, "
+               "received, MB/s received, #bad\n#%5s %10s %8s %8s %11s %6s\n",
+               nranks, o->window, "rank", "size", "sent", "recvd", "MB/s", "#bad");
+    for (size_t s = o->min_bytes; rc == 0 && s <= o->max_bytes; s = s ? s * o->factor : 1)
+        rc = check_size(&c, o, s, o->iters > 0 ? o->iters : mp_perf_iters(o, s) / 8 + 1);
+    /* No barrier before closing: each rank closes once its own requests are done, like NCCL. */
+    if (c.smh)
+        MP_OK(mp_net_deregmr(&c.net, c.ring.scomm, c.smh));
+    if (c.rmh)
+        MP_OK(mp_net_deregmr(&c.net, c.ring.rcomm, c.rmh));
+    mp_ring_close(&c.net, &c.ring);
+    MP_OK(mp_net_fini(&c.net));
+    mp_free(c.sbuf, c.bytes);
+    mp_free(c.rbuf, c.bytes);
+    return rc ? 1 : 0;
+}
+
+static int mode_check(const struct mp_perf_opts *o)
+{
+    int n = mp_hosted() ? mp_host_get()->nranks : 2;
+    return mp_run("p2p, every byte checked", n, 900, check_rank, (void *)o);
+}
+
 static const struct {
     const char *name;
     int (*run)(const struct mp_perf_opts *o);
     const char *help;
 } modes[] = {
         {"p2p", mode_p2p, "point-to-point bandwidth and latency, 2 ranks, vs a raw socket"},
+        {"check", mode_check,
+         "ring streams in both directions, every byte verified (-n messages per size)"},
 };
 
 int main(int argc, char **argv)

@@ -18,6 +18,7 @@
 
 #define MAGIC       0x4a41524eu /* "JARN" */
 #define JOIN_S_DEF  60          /* JACCL_PERF_ROOT_TIMEOUT: how long ranks wait to meet */
+#define GRACE_S     5           /* a rank that failed waits this long for its peers' word */
 #define KIND_STEP   1           /* an ordinary mp_barrier */
 #define KIND_END    2           /* the barrier that ends a scenario */
 #define ST_OK       0
@@ -55,6 +56,7 @@ struct down {
 
 static struct {
     int on, joined, broken, wait_s;
+    int fail0; /* mp_failures() when the scenario began */
     struct mp_host h;
     int fd[MP_MAX_RANKS]; /* root: one per rank (fd[0] unused); others: fd[0] to the root */
     struct sockaddr_storage addr[MP_MAX_RANKS];
@@ -440,11 +442,14 @@ static void root_gather(const struct up *mine, struct down *d, double deadline)
     broadcast(d, deadline);
 }
 
-/* One barrier of `kind`: 0 when every rank came with the same kind; d has the rows. */
+/* One barrier of `kind`: 0 when every rank came with the same kind; d has the rows. A rank
+ * that has already failed waits only GRACE_S: its peers are likely stuck on it, or the
+ * network that carries the rendezvous is the thing that broke. */
 static int exchange(uint32_t kind, int failed, struct down *d)
 {
     struct up u = {.kind = kind, .failed = failed};
-    double deadline = mp_now() + g.wait_s;
+    int failing = failed || mp_failures() != g.fail0;
+    double deadline = mp_now() + (failing && g.wait_s > GRACE_S ? GRACE_S : g.wait_s);
     pack(&u.row, g.h.rank);
     if (g.h.rank == 0) {
         root_gather(&u, d, deadline);
@@ -482,8 +487,8 @@ int mp_host_run(int nranks, int timeout_s, int (*fn)(int, int, void *), void *ar
     g.wait_s = timeout_s;
     if (g.broken || (!g.joined && join() != 0))
         return 1;
-    int before = mp_failures();
-    int failed = fn(g.h.rank, nranks, arg) != 0 || mp_failures() != before;
+    g.fail0 = mp_failures();
+    int failed = fn(g.h.rank, nranks, arg) != 0 || mp_failures() != g.fail0;
     if (exchange(KIND_END, failed, &d) != 0) {
         g.broken = 1; /* the ranks no longer agree on where they are */
         return 1;
