@@ -1,8 +1,8 @@
 # libnccl-net-jaccl: NCCL net + CollNet plugin.
 #
 #   make            build/libnccl-net-jaccl.so and the tools
-#   make test       unit + multi-process tests, the same suite built with ASan + UBSan, then
-#                   the verbs suites on soft-RoCE (test-rdma)
+#   make test       unit + multi-process tests, the network-namespace tests (test-net), the same
+#                   suite built with ASan + UBSan, then the verbs suites on soft-RoCE (test-rdma)
 #   make demo       a few local ranks exchanging data through the plugin's ABI
 #   make perf       benchmarks (jaccl beside the raw socket / MPI anchors)
 #   make test-rdma  the verbs suites on soft-RoCE in a qemu VM (RDMA_BENCH=1: + benchmark)
@@ -42,7 +42,7 @@ MP_BIN := $(MP_SRC:tests/mp/%.c=$(BUILD)/tests/mp_%)
 TOOL_SRC := $(wildcard tools/*.c)
 TOOL_BIN := $(TOOL_SRC:tools/%.c=$(BUILD)/%)
 
-.PHONY: all lib tests deps test test-fast test-asan demo perf format format-check clean
+.PHONY: all lib tests deps test test-fast test-net test-asan demo perf format format-check clean
 all: lib tests $(TOOL_BIN)
 lib: $(LIB) $(BUILD)/libnccl-net.so
 
@@ -90,11 +90,18 @@ deps:
 # real verbs (soft-RoCE in a VM).
 test: deps
 	$(MAKE) test-fast
+	$(MAKE) test-net
 	$(MAKE) test-asan
 	$(MAKE) test-rdma
 
 test-fast: all
 	BUILD=$(BUILD) tests/run_all.sh
+
+# One rank in each of two network namespaces on a veth pair: the multi-host benchmarks, netem
+# delay/loss/reordering/duplication, the link taken down, a link flap (root; JACCL_NET_SKIP=1
+# skips it where namespaces or netem are missing).
+test-net: all
+	BUILD=$(BUILD) tests/net/netns.sh
 
 # Only what run_all.sh runs: the library and the tests (no tools).
 test-asan:

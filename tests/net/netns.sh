@@ -6,7 +6,7 @@
 # rendezvous included, crosses the veth and whatever qdisc sits on it.
 #
 #   BUILD=build tests/net/netns.sh                  every test
-#   BUILD=build tests/net/netns.sh netem flap       only these (bench netem down flap)
+#   BUILD=build tests/net/netns.sh netem flap       only these (bench netem down flap drain)
 #
 # Tests:
 #   bench  jaccl-perf p2p and jaccl-coll-perf allreduce across the namespaces, once with the
@@ -19,6 +19,9 @@
 #          must fail within the deadline, with a NET/JACCL WARN, and nothing may hang
 #   flap   the link down for 2 s in the middle of a stream (less than NCCL_JACCL_TIMEOUT=10):
 #          the stream must finish with every byte right
+#   drain  a slow link (tbf 50 Mbit/s), 4 MiB messages: the sender closes its comms as soon as
+#          its own requests are done, as NCCL's proxy does, while its last bytes are still on
+#          the way; the receiver must still get every one of them
 #
 # Needs root, `ip netns`, veth, and the sch_netem and sch_tbf qdiscs (tbf paces the down and
 # flap streams so that they are surely running when the link goes). Where one is missing
@@ -26,19 +29,19 @@
 # a developer's machine. CI runs as root on a stock Debian kernel, where all of it exists.
 # JACCL_TEST_SLOW=N stretches every deadline N times. Logs stay in $BUILD/net-logs/.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$PWD/$BUILD ;; esac
 SLOW=${JACCL_TEST_SLOW:-1}
 LOGS=$BUILD/net-logs
 A=jnA$$ B=jnB$$ VA=jva$$ VB=jvb$$
 IP_A=10.99.0.1 IP_B=10.99.0.2
-NETEM="delay 5ms 1ms distribution normal loss 1% duplicate 1% reorder 10% 50%"
+NETEM=(delay 5ms 1ms distribution normal loss 1% duplicate 1% reorder 10% 50%)
 PORT=$((29600 + $$ % 200))
 PIDS=()
 pass=0 fail=0
 
-say() { echo "[net] $*"; }
+say() { echo "[net] $*" | tee -a "$LOGS/summary.log"; }
 
 cleanup() {
     for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
@@ -48,20 +51,25 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# What is missing, or nothing; netem too when $1 = 1. Tried on a throw-away pair so the real
-# one starts clean.
+# What is missing, or nothing; the netem qdisc too when $1 = 1, tbf when $2 = 1. Tried on a
+# throw-away pair so the real one starts clean.
 missing() {
     [ "$(id -u)" -eq 0 ] || { echo "not root (network namespaces need CAP_NET_ADMIN)"; return; }
-    command -v ip >/dev/null && command -v tc >/dev/null || { echo "ip/tc (iproute2) not installed"; return; }
+    if ! command -v ip >/dev/null || ! command -v tc >/dev/null; then
+        echo "ip/tc (iproute2) not installed"
+        return
+    fi
     ip netns add "$A" 2>/dev/null || { echo "'ip netns add' failed"; return; }
     ip netns add "$B" 2>/dev/null || { echo "'ip netns add' failed"; return; }
     ip link add "$VA" netns "$A" type veth peer name "$VB" netns "$B" 2>/dev/null ||
         { echo "cannot create a veth pair (no veth driver?)"; return; }
     command -v modprobe >/dev/null && { modprobe sch_netem; modprobe sch_tbf; } 2>/dev/null
-    ip netns exec "$A" tc qdisc add dev "$VA" root tbf rate 100mbit burst 64k latency 50ms 2>/dev/null ||
-        { echo "the tbf qdisc is unavailable (kernel without sch_tbf)"; return; }
     if [ "$1" = 1 ] && ! ip netns exec "$A" tc qdisc replace dev "$VA" root netem delay 1ms 2>/dev/null; then
         echo "the netem qdisc is unavailable (kernel without sch_netem: 'modprobe sch_netem' fails or CONFIG_NET_SCH_NETEM is off)"
+        return
+    fi
+    if [ "$2" = 1 ] && ! ip netns exec "$A" tc qdisc replace dev "$VA" root tbf rate 100mbit burst 64k latency 50ms 2>/dev/null; then
+        echo "the tbf qdisc is unavailable (kernel without sch_tbf)"
         return
     fi
     ip netns del "$A"
@@ -106,8 +114,9 @@ rank() {
     local envs=()
     while [ "$1" != -- ]; do envs+=("$1"); shift; done
     shift
-    ip netns exec "$ns" env LD_LIBRARY_PATH="$BUILD" NCCL_JACCL_SOCKET_IFNAME="$dev" \
-        "${envs[@]}" timeout -k 5 "$((secs * SLOW))" "$@" \
+    # tcp, not auto: RDMA devices (soft-RoCE in the VM) are visible from every namespace.
+    ip netns exec "$ns" env LD_LIBRARY_PATH="$BUILD" NCCL_JACCL_FABRIC=tcp \
+        NCCL_JACCL_SOCKET_IFNAME="$dev" "${envs[@]}" timeout -k 5 "$((secs * SLOW))" "$@" \
         --rank "$r" --nranks 2 --root "$IP_A:$PORT" >"$LOGS/$name.$r.log" 2>&1 &
     PIDS+=($!)
 }
@@ -173,7 +182,7 @@ t_bench() {
     # OMPI_COMM_WORLD_RANK/SIZE, and JACCL_PERF_ROOT names the rendezvous.
     local t0=$SECONDS rc
     local app=("$BUILD/jaccl-coll-perf" allgather -b 4K -e 1M -f 16)
-    local envs=(LD_LIBRARY_PATH="$BUILD" JACCL_PERF_ROOT="$IP_A:$PORT")
+    local envs=(LD_LIBRARY_PATH="$BUILD" NCCL_JACCL_FABRIC=tcp JACCL_PERF_ROOT="$IP_A:$PORT")
     timeout -k 5 $((120 * SLOW)) mpirun --allow-run-as-root --oversubscribe \
         -np 1 ip netns exec "$A" env "${envs[@]}" NCCL_JACCL_SOCKET_IFNAME="$VA" "${app[@]}" : \
         -np 1 ip netns exec "$B" env "${envs[@]}" NCCL_JACCL_SOCKET_IFNAME="$VB" "${app[@]}" \
@@ -186,8 +195,8 @@ t_bench() {
 }
 
 t_netem() {
-    qdisc netem $NETEM || { verdict netem-setup 1 "cannot add netem"; return; }
-    say "netem on both ends: $NETEM"
+    qdisc netem "${NETEM[@]}" || { verdict netem-setup 1 "cannot add netem"; return; }
+    say "netem on both ends: ${NETEM[*]}"
     local env=(NCCL_JACCL_TIMEOUT=20 --)
     both netem-p2p-small 180 "${env[@]}" "$BUILD/jaccl-perf" check -b 512 -e 16K -f 2 -n 300
     both netem-p2p-large 180 "${env[@]}" "$BUILD/jaccl-perf" check -b 256K -e 4M -f 4 -n 4
@@ -268,17 +277,26 @@ t_flap() {
     verdict flap $? "$why"
 }
 
+t_drain() {
+    qdisc tbf rate 50mbit burst 64k latency 400ms || { verdict drain 1 "cannot add tbf"; return; }
+    both drain 60 -- "$BUILD/jaccl-perf" check -b 4M -e 4M -n 4 -W 4
+    qdisc
+}
+
 main() {
-    local tests="${*:-bench netem down flap}" why
+    local tests="${*:-bench netem down flap drain}" why
     for t in $tests; do
-        case $t in bench | netem | down | flap) ;; *) echo "unknown test $t" >&2; exit 2 ;; esac
+        case $t in bench | netem | down | flap | drain) ;; *) echo "unknown test $t" >&2; exit 2 ;; esac
     done
     for f in jaccl-perf jaccl-coll-perf libnccl-net-jaccl.so; do
         [ -e "$BUILD/$f" ] || { echo "$BUILD/$f missing: run make all" >&2; exit 2; }
     done
-    local want_netem=0
+    local want_netem=0 want_tbf=0
     case " $tests " in *" netem "*) want_netem=1 ;; esac
-    why=$(missing $want_netem)
+    case " $tests " in *" down "* | *" flap "* | *" drain "*) want_tbf=1 ;; esac
+    mkdir -p "$LOGS"
+    rm -f "$LOGS"/*.log
+    why=$(missing $want_netem $want_tbf)
     cleanup
     if [ -n "$why" ]; then
         if [ "${JACCL_NET_SKIP:-0}" = 1 ]; then
@@ -289,7 +307,6 @@ main() {
         say "(JACCL_NET_SKIP=1 skips these tests on a machine that cannot run them)"
         exit 1
     fi
-    mkdir -p "$LOGS"
     setup || { say "FAIL: setting up the namespaces"; exit 1; }
     say "namespaces $A ($IP_A on $VA) and $B ($IP_B on $VB)"
     local t0=$SECONDS
