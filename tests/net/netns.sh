@@ -152,7 +152,7 @@ both() {
     wait_pair
     say "$name: rank 0 exit $rc0, rank 1 exit $rc1, $((SECONDS - t0)) s"
     [ "$rc0" = 0 ] && [ "$rc1" = 0 ]
-    verdict "$name" $? "a rank failed (124: timed out)"
+    verdict "$name" $? "a rank failed (exit 124: it timed out)"
 }
 
 # Waits until both ranks of NAME have joined the rendezvous and SECS more seconds passed.
