@@ -27,13 +27,16 @@
 # flap streams so that they are surely running when the link goes). Where one is missing
 # the script says which and fails; JACCL_NET_SKIP=1 makes that a skip (exit 0) instead, for
 # a developer's machine. CI runs as root on a stock Debian kernel, where all of it exists.
+# JACCL_NET_VM=1 runs the netem test inside the soft-RoCE VM of make test-rdma (its Debian
+# kernel has sch_netem) when this kernel lacks netem; the other tests still run here.
 # JACCL_TEST_SLOW=N stretches every deadline N times. Logs stay in $BUILD/net-logs/.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$PWD/$BUILD ;; esac
+export BUILD
 SLOW=${JACCL_TEST_SLOW:-1}
-LOGS=$BUILD/net-logs
+LOGS=${JACCL_NET_LOGS:-$BUILD/net-logs}
 A=jnA$$ B=jnB$$ VA=jva$$ VB=jvb$$
 IP_A=10.99.0.1 IP_B=10.99.0.2
 NETEM=(delay 5ms 1ms distribution normal loss 1% duplicate 1% reorder 10% 50%)
@@ -277,6 +280,25 @@ t_flap() {
     verdict flap $? "$why"
 }
 
+# The netem test inside the test-rdma VM (tests/rdma/vm.sh), for a host kernel without netem.
+t_netem_vm() {
+    say "netem: this kernel has no netem qdisc; running the netem test in the soft-RoCE VM"
+    if ! { tests/rdma/deps.sh && tests/rdma/image.sh >/dev/null; }; then
+        verdict netem-vm 1 "cannot prepare the VM"
+        return
+    fi
+    local t0=$SECONDS vlogs=$LOGS/vm rc
+    mkdir -p "$vlogs"
+    JACCL_NET_LOGS=$vlogs JACCL_TEST_SLOW=${JACCL_TEST_SLOW:-3} \
+        tests/rdma/vm.sh -t $((900 * SLOW)) -x "$BUILD" -e BUILD -e JACCL_TEST_SLOW \
+        -e JACCL_NET_LOGS -- tests/net/netns.sh netem >"$LOGS/netem-vm.console.log" 2>&1
+    rc=$?
+    sed 's/^\[net\]/[net] (vm)/' "$vlogs/summary.log" 2>/dev/null
+    say "netem-vm: exit $rc, $((SECONDS - t0)) s (logs in $vlogs)"
+    [ "$rc" = 0 ]
+    verdict netem-vm $? "the netem test failed inside the VM"
+}
+
 t_drain() {
     qdisc tbf rate 50mbit burst 64k latency 400ms || { verdict drain 1 "cannot add tbf"; return; }
     both drain 60 -- "$BUILD/jaccl-perf" check -b 4M -e 4M -n 4 -W 4
@@ -298,6 +320,11 @@ main() {
     rm -f "$LOGS"/*.log
     why=$(missing $want_netem $want_tbf)
     cleanup
+    if [ "$want_netem" = 1 ] && [ "${JACCL_NET_VM:-0}" = 1 ] && [[ $why == *netem* ]]; then
+        tests=${tests/netem/netem_vm}
+        why=$(missing 0 $want_tbf)
+        cleanup
+    fi
     if [ -n "$why" ]; then
         if [ "${JACCL_NET_SKIP:-0}" = 1 ]; then
             say "SKIPPED (JACCL_NET_SKIP=1): $why"
