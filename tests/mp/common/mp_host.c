@@ -273,8 +273,9 @@ static int admit(int fd, double deadline)
         return -1;
     }
     if (hi.nranks != g.h.nranks || hi.rank <= 0 || hi.rank >= g.h.nranks || g.fd[hi.rank] >= 0) {
+        int taken = hi.rank > 0 && hi.rank < g.h.nranks && g.fd[hi.rank] >= 0;
         mp_note("rank 0: refused rank %d of %d (this job: %d ranks%s)", hi.rank, hi.nranks,
-                g.h.nranks, hi.rank > 0 && hi.rank < g.h.nranks ? ", rank already joined" : "");
+                g.h.nranks, taken ? ", and that rank has joined already" : "");
         xfer(fd, &no, sizeof(no), 1, deadline);
         return -1;
     }
