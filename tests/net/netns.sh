@@ -331,7 +331,7 @@ main() {
             exit 0
         fi
         say "FAIL: cannot build the test network: $why"
-        say "(JACCL_NET_SKIP=1 skips these tests on a machine that cannot run them)"
+        say "(JACCL_NET_SKIP=1 skips these tests on a machine that cannot run them; where only netem is missing, JACCL_NET_VM=1 runs that test in the soft-RoCE VM)"
         exit 1
     fi
     setup || { say "FAIL: setting up the namespaces"; exit 1; }
