@@ -353,7 +353,7 @@ static int rank_join(const struct addrinfo *ai)
     struct hello hi = {.magic = MAGIC, .rank = g.h.rank, .nranks = g.h.nranks};
     socklen_t len = sizeof(hi.self);
     getsockname(fd, (struct sockaddr *)&hi.self, &len);
-    struct welcome w;
+    struct welcome w = {0};
     /* The root waits up to join_s for the last rank, so the welcome may take that long. */
     if (xfer(fd, &hi, sizeof(hi), 1, deadline) != 0 ||
         xfer(fd, &w, sizeof(w), 0, mp_now() + 2 * join_s()) != 0 || w.magic != MAGIC ||
@@ -404,9 +404,11 @@ static void unpack(const struct row *rows)
     }
 }
 
-/* Root: tells every rank still connected how the barrier ended. */
-static void broadcast(struct down *d, double deadline)
+/* Root: tells every rank still connected how the barrier ended (the gather's deadline may
+ * be spent, so the answer gets a few seconds of its own). */
+static void broadcast(struct down *d)
 {
+    double deadline = mp_now() + GRACE_S;
     for (int r = 1; r < g.h.nranks; r++)
         if (g.fd[r] >= 0 && xfer(g.fd[r], d, sizeof(*d), 1, deadline) != 0) {
             close(g.fd[r]);
@@ -440,7 +442,7 @@ static void root_gather(const struct up *mine, struct down *d, double deadline)
             d->failed |= u.failed;
         }
     }
-    broadcast(d, deadline);
+    broadcast(d);
 }
 
 /* One barrier of `kind`: 0 when every rank came with the same kind; d has the rows. A rank
