@@ -8,6 +8,7 @@
 #   make install    PREFIX=/usr/local DESTDIR= (INSTALL_DEFAULT_ALIAS=1: + libnccl-net.so);
 #                   make uninstall removes exactly that
 #   make deb        $(BUILD)/deb/libnccl-net-jaccl_<version>_<arch>.deb (dpkg-deb, no network)
+#   make test-net   one rank in each of two network namespaces (netem, link down, flap)
 #   make demo       a few local ranks exchanging data through the plugin's ABI
 #   make perf       benchmarks (jaccl beside the raw socket / MPI anchors)
 #   make test-rdma  the verbs suites on soft-RoCE in a qemu VM (RDMA_BENCH=1: + benchmark)
@@ -48,7 +49,7 @@ MP_BIN := $(MP_SRC:tests/mp/%.c=$(BUILD)/tests/mp_%)
 TOOL_SRC := $(wildcard tools/*.c)
 TOOL_BIN := $(TOOL_SRC:tools/%.c=$(BUILD)/%)
 
-.PHONY: all lib tools tests deps test check test-fast test-asan demo perf format format-check clean docs
+.PHONY: all lib tools tests deps test check test-fast test-asan demo perf format format-check clean docs test-net
 all: lib tools
 lib: $(LIB) $(BUILD)/libnccl-net.so
 tools: $(TOOL_BIN)
@@ -117,6 +118,7 @@ deps:
 # real verbs (soft-RoCE in a VM).
 test: deps
 	$(MAKE) test-fast
+	$(MAKE) test-net
 	$(MAKE) test-asan
 	$(MAKE) test-deb
 	$(MAKE) test-rdma
@@ -125,6 +127,12 @@ check: test
 
 test-fast: all tests
 	BUILD=$(BUILD) tests/run_all.sh
+
+# One rank in each of two network namespaces on a veth pair: the multi-host benchmarks, netem
+# delay/loss/reordering/duplication, the link taken down, a link flap (root; JACCL_NET_SKIP=1
+# skips it where namespaces or netem are missing).
+test-net: all tests
+	BUILD=$(BUILD) tests/net/netns.sh
 
 # Only what run_all.sh runs: the library and the tests (jaccl-info the only tool).
 test-asan:

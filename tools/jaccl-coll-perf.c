@@ -4,18 +4,22 @@
  *                   [-n iters] [-w warmup] [-W window] [-a auto|ring|mesh] [-r wires] [-V 11]
  *   jaccl-coll-perf ceiling [-N ranks] [-b ..] [-e ..] [-f ..]
  *
- * N local ranks are forked; each loads the plugin by name (LD_LIBRARY_PATH), builds a CollNet
- * group like NCCL's proxy, and runs float32 sum collectives out of place, `window` requests in
- * flight (NCCL keeps up to 64 per collComm). size = bytes of the whole vector (all-reduce), of
- * the nranks * bytesPerRank input (reduce-scatter) or output (all-gather); count = its floats.
- * time = the slowest rank's mean per operation; algbw = size / time;
- * busbw = algbw * 2(n-1)/n (all-reduce) or (n-1)/n (the other two), like nccl-tests.
- * #wrong counts result elements that differ from the exact expected value (data are small
- * integers, so every summation order gives the same bits).
+ *   jaccl-coll-perf MODE --rank R --nranks N --root HOST:PORT [options]   one rank per host
+ *
+ * N local ranks are forked (or this process is rank R of N on separate hosts, joined through
+ * the rendezvous of mp_host.h, also under mpirun); each loads the plugin by name (LD_LIBRARY_PATH),
+ * builds a CollNet group like NCCL's proxy, and runs float32 sum collectives out of place, `window`
+ * requests in flight (NCCL keeps up to 64 per collComm). size = bytes of the whole vector
+ * (all-reduce), of the nranks * bytesPerRank input (reduce-scatter) or output (all-gather); count =
+ * its floats. time = the slowest rank's mean per operation; algbw = size / time; busbw = algbw *
+ * 2(n-1)/n (all-reduce) or (n-1)/n (the other two), like nccl-tests. #wrong counts result elements
+ * that differ from the exact expected value (data are small integers, so every summation order
+ * gives the same bits).
  *
  * ceiling: the plain socket ring exchange the collectives are judged against. Every rank sends
  * `size` bytes to rank+1 and receives `size` from rank-1 at the same time over blocking TCP
- * sockets on 127.0.0.1; GB/s = bytes per rank per direction / time (the slowest rank). */
+ * sockets on 127.0.0.1 (between the hosts' addresses when hosted); GB/s = bytes per rank per
+ * direction / time (the slowest rank). */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -25,6 +29,7 @@
 #include <unistd.h>
 
 #include "coll_harness.h"
+#include "common/mp_host.h"
 #include "common/mp_perf.h"
 
 #define MAX_WINDOW 64
@@ -235,20 +240,30 @@ static int recv_all(int fd, char *buf, size_t bytes)
     return 0;
 }
 
-/* Listens on 127.0.0.1, publishes the port, connects to the right neighbour, accepts the left. */
+static in_port_t *port_of(struct sockaddr_storage *a)
+{
+    return a->ss_family == AF_INET6 ? &((struct sockaddr_in6 *)a)->sin6_port
+                                    : &((struct sockaddr_in *)a)->sin_port;
+}
+
+/* Listens (127.0.0.1, or any address when hosted), publishes the port, connects to the right
+ * neighbour, accepts the left. */
 static int ring_sockets(int rank, int nranks, int *to, int *from)
 {
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof(a);
-    int l = socket(AF_INET, SOCK_STREAM, 0);
-    if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 4) ||
+    struct sockaddr_storage a;
+    socklen_t len;
+    mp_host_listen_addr(&a, &len);
+    int l = socket(a.ss_family, SOCK_STREAM, 0);
+    if (l < 0 || bind(l, (struct sockaddr *)&a, len) || listen(l, 4) ||
         getsockname(l, (struct sockaddr *)&a, &len))
         return -1;
-    mp_flag_set(rank, F_PORT, ntohs(a.sin_port));
+    mp_flag_set(rank, F_PORT, ntohs(*port_of(&a)));
     mp_barrier();
-    a.sin_port = htons((uint16_t)mp_flag_get((rank + 1) % nranks, F_PORT));
-    *to = socket(AF_INET, SOCK_STREAM, 0);
-    if (*to < 0 || connect(*to, (struct sockaddr *)&a, sizeof(a)))
+    int right = (rank + 1) % nranks;
+    mp_host_addr(right, &a, &len);
+    *port_of(&a) = htons((uint16_t)mp_flag_get(right, F_PORT));
+    *to = socket(a.ss_family, SOCK_STREAM, 0);
+    if (*to < 0 || connect(*to, (struct sockaddr *)&a, len))
         return -1;
     *from = accept(l, NULL, NULL);
     close(l);
@@ -299,6 +314,7 @@ static void usage(void)
     fprintf(stderr, "usage: jaccl-coll-perf allreduce|reducescatter|allgather|ceiling [-N ranks] "
                     "[-b min] [-e max] [-f factor] [-n iters] [-w warmup] [-W window] "
                     "[-a auto|ring|mesh] [-r wires] [-V 11|8]\n");
+    mp_host_usage();
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -362,9 +378,14 @@ static int parse(int argc, char **argv, struct opts *o)
 int main(int argc, char **argv)
 {
     struct opts o;
-    if (parse(argc, argv, &o) != 0) {
+    int hosted = mp_host_setup(&argc, argv);
+    if (hosted < 0 || parse(argc, argv, &o) != 0) {
         usage();
         return 2;
+    }
+    if (hosted) { /* the job decides the rank count; the plugin picks the interface */
+        o.nranks = mp_host_get()->nranks;
+        setenv("NCCL_JACCL_SOCKET_IFNAME", "", 0);
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
     setenv("NCCL_JACCL_TIMEOUT", "60", 0); /* before mp_default_env's 3 s for the tests */
@@ -372,7 +393,8 @@ int main(int argc, char **argv)
     struct mp_load load;
     mp_load_start(&load);
     if (o.kind == 3) {
-        printf("# ceiling: plain TCP ring exchange on 127.0.0.1, %d ranks\n", o.nranks);
+        printf("# ceiling: plain TCP ring exchange %s, %d ranks\n",
+               hosted ? "between the hosts" : "on 127.0.0.1", o.nranks);
         printf("#%11s %10s %7s\n", "size", "time(us)", "GB/s");
     } else {
         const char *algo = o.algo ? o.algo : getenv("NCCL_JACCL_ALGO");

@@ -1,19 +1,21 @@
 /* jaccl-perf: benchmarks through the plugin's ABI, loaded the way NCCL loads it.
  *
  *   jaccl-perf p2p [-b 8] [-e 64M] [-f 2] [-n iters] [-w warmup] [-W window] [-V 11] [-t 2]
+ *   jaccl-perf p2p --rank R --nranks 2 --root HOST:PORT [options]     one rank per host
  *
- * p2p: two ranks. Rank 0 isends, rank 1 irecvs, `window` requests in flight (NCCL keeps up to
- * NCCL_STEPS = 8 per connection); one line per size in nccl-tests' style: time per message,
- * algbw, and the one-way latency of a ping-pong of that size. Each size is timed in `-R`
- * passes and the median pass is reported: on this shared 2-core box one burst of foreign load
- * would otherwise decide a whole row. A raw TCP socket pump runs in
- * the same processes before and after the sweep, and for sizes >= 4 MiB the last column is
- * jaccl's bandwidth divided by the raw one (mean of the two pumps; the target is >= 0.90).
- * The pump reuses one 4 MiB buffer, so in-flight messages get their own slots only while
- * those fit in MAX_STAGING; larger ones share one buffer per side, like the pump. Messages
- * larger than the cache cannot stay in it the way the pump's buffer does, so a third pump
- * cycles its 4 MiB writes through a buffer as large as the largest message, and `vs_span`
- * compares with that: where vs_span is near 1 but vs_raw is not, memory is the limit.
+ * p2p: two ranks, forked here, or one per host with --rank/--nranks/--root (or under mpirun,
+ * see mp_host.h; then the pump runs between the hosts too). Rank 0 isends, rank 1 irecvs, `window`
+ * requests in flight (NCCL keeps up to NCCL_STEPS = 8 per connection); one line per size in
+ * nccl-tests' style: time per message, algbw, and the one-way latency of a ping-pong of that size.
+ * Each size is timed in `-R` passes and the median pass is reported: on this shared 2-core box one
+ * burst of foreign load would otherwise decide a whole row. A raw TCP socket pump runs in the same
+ * processes before and after the sweep, and for sizes >= 4 MiB the last column is jaccl's bandwidth
+ * divided by the raw one (mean of the two pumps; the target is >= 0.90). The pump reuses one 4 MiB
+ * buffer, so in-flight messages get their own slots only while those fit in MAX_STAGING; larger
+ * ones share one buffer per side, like the pump. Messages larger than the cache cannot stay in it
+ * the way the pump's buffer does, so a third pump cycles its 4 MiB writes through a buffer as large
+ * as the largest message, and `vs_span` compares with that: where vs_span is near 1 but vs_raw is
+ * not, memory is the limit.
  *
  * New modes go in the `modes` table at the bottom: each gets the parsed options and runs its
  * own ranks through mp_run. */
@@ -23,6 +25,7 @@
 #include <string.h>
 
 #include "common/mp.h"
+#include "common/mp_host.h"
 #include "common/mp_perf.h"
 #include "common/mp_pump.h"
 
@@ -50,11 +53,11 @@ struct p2p_run {
     int nrows;
 };
 
-/* Slots of one size; past MAX_STAGING every request shares one buffer (contents are not
- * checked here, only timed). */
+/* Slots of one size while the window fits the staging buffer; past that every request shares
+ * one buffer (contents are not checked here, only timed). */
 static size_t stride_for(const struct p2p_run *p, size_t size)
 {
-    return size * (size_t)p->o->window <= MAX_STAGING ? size : 0;
+    return size * (size_t)p->o->window <= p->bytes ? size : 0;
 }
 
 /* `count` messages from rank 0 to rank 1 with the window full; returns seconds. */
@@ -126,9 +129,9 @@ static void print_header(const struct p2p_run *p, double raw)
            ns && *ns ? ns : "(default)", p->o->window, p->o->warmup,
            p->o->iters ? "fixed (-n)" : "scaled by size", p->o->repeats);
     char b[16];
-    printf("# raw TCP loopback pump (1 stream, 4 MiB writes): %.2f GB/s before the sweep, "
+    printf("# raw TCP %s pump (1 stream, 4 MiB writes): %.2f GB/s before the sweep, "
            "%.2f after, mean %.2f\n",
-           p->raw[0], p->raw[1], raw);
+           mp_hosted() ? "host-to-host" : "loopback", p->raw[0], p->raw[1], raw);
     printf("# the same pump cycling through %s (memory traffic of the largest message): "
            "%.2f GB/s\n#\n",
            mp_fmt_bytes(p->o->max_bytes, b, sizeof(b)), p->span);
@@ -188,8 +191,10 @@ static int setup(struct p2p_run *p)
     const struct mp_perf_opts *o = p->o;
     if (mp_net_open(&p->net, o->version) != 0 || mp_ring_connect(&p->net, 0, &p->ring) != 0)
         return -1;
+    /* Slots for every message of the window while that fits MAX_STAGING, else MAX_STAGING
+     * (smaller sizes keep their own slots) or one largest message. */
     size_t per = o->max_bytes * (size_t)o->window;
-    p->bytes = per <= MAX_STAGING ? per : o->max_bytes;
+    p->bytes = per <= MAX_STAGING ? per : o->max_bytes > MAX_STAGING ? o->max_bytes : MAX_STAGING;
     p->sbuf = mp_alloc(p->bytes);
     p->rbuf = mp_alloc(p->bytes);
     if (!p->sbuf || !p->rbuf)
@@ -242,17 +247,114 @@ static int mode_p2p(const struct mp_perf_opts *o)
     return failed;
 }
 
+/* ---- check: every byte verified, both directions at once ---- */
+
+#define CHECK_GUARD 4096 /* room behind each receive slot for mp_flow's guard */
+
+struct check_run {
+    struct mp_net net;
+    struct mp_ring ring;
+    char *sbuf, *rbuf;
+    void *smh, *rmh;
+    size_t bytes, stride;
+};
+
+static int check_setup(struct check_run *c, const struct mp_perf_opts *o)
+{
+    c->stride = o->max_bytes + CHECK_GUARD;
+    c->bytes = c->stride * (size_t)o->window;
+    if (mp_net_open(&c->net, o->version) != 0 || mp_ring_connect(&c->net, 0, &c->ring) != 0)
+        return -1;
+    c->sbuf = mp_alloc(c->bytes);
+    c->rbuf = mp_alloc(c->bytes);
+    if (!MP_CHECK(c->sbuf && c->rbuf, "%zu bytes of buffers", 2 * c->bytes))
+        return -1;
+    MP_OK(mp_net_regmr(&c->net, c->ring.scomm, c->sbuf, c->bytes, NCCL_PTR_HOST, &c->smh));
+    MP_OK(mp_net_regmr(&c->net, c->ring.rcomm, c->rbuf, c->bytes, NCCL_PTR_HOST, &c->rmh));
+    return mp_failures() ? -1 : 0;
+}
+
+/* One size: this rank streams `count` messages to its ring neighbour while it receives as
+ * many from the other side; every received byte and the guard behind it are checked. */
+static int check_size(struct check_run *c, const struct mp_perf_opts *o, size_t size, int count)
+{
+    int next = (mp_rank + 1) % mp_sh->nranks, prev = (mp_rank + mp_sh->nranks - 1) % mp_sh->nranks;
+    struct mp_flow f[2] = {{.net = &c->net,
+                            .comm = c->ring.scomm,
+                            .is_send = 1,
+                            .base = c->sbuf,
+                            .mh = c->smh,
+                            .seed = ((uint64_t)size << 8) + (uint64_t)mp_rank * 1000003},
+                           {.net = &c->net,
+                            .comm = c->ring.rcomm,
+                            .base = c->rbuf,
+                            .mh = c->rmh,
+                            .seed = ((uint64_t)size << 8) + (uint64_t)prev * 1000003}};
+    for (int i = 0; i < 2; i++) {
+        f[i].count = count;
+        f[i].window = o->window;
+        f[i].stride = c->stride;
+        f[i].size = size;
+        f[i].check = 1;
+    }
+    double t0 = mp_now();
+    int rc = mp_flows_run(f, 2, mp_scaled(300));
+    double t = mp_now() - t0;
+    MP_CHECK(rc == 0, "%zu-byte check to rank %d / from rank %d: %s / %s", size, next, prev,
+             mp_result_str(f[0].err), mp_result_str(f[1].err));
+    printf("  %4d %10zu %8d %8d %11.2f %6d\n", mp_rank, size, count, f[1].done,
+           (double)size * count / t / 1e6, f[1].bad);
+    fflush(stdout);
+    return rc == 0 && f[1].bad == 0 ? 0 : -1;
+}
+
+static int check_rank(int rank, int nranks, void *arg)
+{
+    const struct mp_perf_opts *o = arg;
+    struct check_run c = {0};
+    int rc = check_setup(&c, o);
+    if (rank == 0 || mp_hosted())
+        printf("# jaccl-perf check: %d ranks, window %d; per rank and size: messages sent, "
+               "received, MB/s received, #bad\n#%5s %10s %8s %8s %11s %6s\n",
+               nranks, o->window, "rank", "size", "sent", "recvd", "MB/s", "#bad");
+    for (size_t s = o->min_bytes; rc == 0 && s <= o->max_bytes; s = s ? s * o->factor : 1)
+        rc = check_size(&c, o, s, o->iters > 0 ? o->iters : mp_perf_iters(o, s) / 8 + 1);
+    /* No barrier before closing: each rank closes once its own requests are done, like NCCL. */
+    if (c.smh)
+        MP_OK(mp_net_deregmr(&c.net, c.ring.scomm, c.smh));
+    if (c.rmh)
+        MP_OK(mp_net_deregmr(&c.net, c.ring.rcomm, c.rmh));
+    mp_ring_close(&c.net, &c.ring);
+    MP_OK(mp_net_fini(&c.net));
+    mp_free(c.sbuf, c.bytes);
+    mp_free(c.rbuf, c.bytes);
+    return rc ? 1 : 0;
+}
+
+static int mode_check(const struct mp_perf_opts *o)
+{
+    int n = mp_hosted() ? mp_host_get()->nranks : 2;
+    return mp_run("p2p, every byte checked", n, 900, check_rank, (void *)o);
+}
+
 static const struct {
     const char *name;
     int (*run)(const struct mp_perf_opts *o);
     const char *help;
 } modes[] = {
         {"p2p", mode_p2p, "point-to-point bandwidth and latency, 2 ranks, vs a raw socket"},
+        {"check", mode_check,
+         "ring streams in both directions, every byte verified (-n messages per size)"},
 };
 
 int main(int argc, char **argv)
 {
     struct mp_perf_opts o;
+    int hosted = mp_host_setup(&argc, argv);
+    if (hosted < 0)
+        return 2;
+    if (hosted) /* the plugin picks the interface, unless told; loopback is for forked ranks */
+        setenv("NCCL_JACCL_SOCKET_IFNAME", "", 0);
     for (size_t i = 0; argc > 1 && i < sizeof(modes) / sizeof(modes[0]); i++) {
         if (strcmp(argv[1], modes[i].name) != 0)
             continue;
@@ -262,6 +364,7 @@ int main(int argc, char **argv)
         return mp_end(modes[i].run(&o));
     }
     mp_perf_usage(argv[0]);
+    mp_host_usage();
     for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
         fprintf(stderr, "  mode %-6s %s\n", modes[i].name, modes[i].help);
     return 2;

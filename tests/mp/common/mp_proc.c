@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/mp_check.h"
+#include "common/mp_host.h"
 #include "common/mp_proc.h"
 #include "common/mp_util.h"
 
@@ -140,12 +141,40 @@ int mp_selected(int argc, char **argv, int i)
     return argc < 2;
 }
 
+/* Multi-host: this process is one rank; its region is private and kept in step by the
+ * rendezvous at each barrier. */
+static int run_hosted(const char *what, int nranks, int timeout_s, mp_rank_fn fn, void *arg)
+{
+    double t0 = mp_now();
+    int rank = mp_host_get()->rank;
+    if (!(mp_sh = calloc(1, sizeof(*mp_sh)))) {
+        mp_note("FAIL %s: out of memory", what);
+        return 1;
+    }
+    mp_sh->nranks = nranks;
+    mp_rank = rank;
+    apply_rank_env(rank);
+    mp_sh->pid[rank] = getpid();
+    signal(SIGALRM, on_alarm);
+    alarm((unsigned)timeout_s);
+    int failed = mp_host_run(nranks, timeout_s, fn, arg);
+    alarm(0);
+    fflush(NULL);
+    mp_note("%s %s (%.1f s, rank %d of %d)", failed ? "FAIL" : "PASS", what, mp_now() - t0, rank,
+            nranks);
+    free(mp_sh);
+    mp_sh = NULL;
+    return failed;
+}
+
 int mp_run(const char *what, int nranks, int timeout_s, mp_rank_fn fn, void *arg)
 {
     pid_t pids[MP_MAX_RANKS];
     double t0 = mp_now();
     g_scenarios++;
     mp_note("--- %s: %s (%d ranks)", g_test, what, nranks);
+    if (mp_hosted())
+        return run_hosted(what, nranks, timeout_s, fn, arg);
     if (nranks < 1 || nranks > MP_MAX_RANKS || !(mp_sh = shared_new(nranks))) {
         mp_note("FAIL %s: cannot set up %d ranks", what, nranks);
         return 1;
@@ -173,6 +202,10 @@ int mp_run(const char *what, int nranks, int timeout_s, mp_rank_fn fn, void *arg
 
 void mp_barrier(void)
 {
+    if (mp_hosted()) {
+        mp_host_barrier();
+        return;
+    }
     pthread_barrier_wait(&mp_sh->barrier);
 }
 

@@ -1,6 +1,7 @@
 /* Plain socket pump between two ranks, the yardstick for the plugin's bandwidth. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -8,6 +9,7 @@
 
 #include "common/mp_check.h"
 #include "common/mp_data.h"
+#include "common/mp_host.h"
 #include "common/mp_proc.h"
 #include "common/mp_pump.h"
 #include "common/mp_util.h"
@@ -16,18 +18,21 @@
 #define F_DONE (MP_FLAG_HARNESS + 1)
 #define V_RATE (MP_VALUES - 1)
 
-static int listen_lo(int *port)
+/* Loopback for forked ranks; the wildcard address for one rank per host. */
+static int listen_any(int *port)
 {
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, 1) != 0 ||
+    struct sockaddr_storage a;
+    socklen_t len;
+    mp_host_listen_addr(&a, &len);
+    int fd = socket(a.ss_family, SOCK_STREAM, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, len) != 0 || listen(fd, 1) != 0 ||
         getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
         if (fd >= 0)
             close(fd);
         return -1;
     }
-    *port = ntohs(a.sin_port);
+    *port = ntohs(a.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&a)->sin6_port
+                                          : ((struct sockaddr_in *)&a)->sin_port);
     return fd;
 }
 
@@ -42,12 +47,14 @@ static char *chunk_at(char *buf, size_t span, size_t *off)
 }
 
 /* Reads until EOF; the clock starts at the first byte, so connection set-up is not counted. */
-static double pump_rx(char *buf, size_t span)
+static double pump_rx(int lfd, char *buf, size_t span)
 {
-    int port = 0, lfd = listen_lo(&port);
-    if (lfd < 0)
+    struct pollfd pl = {.fd = lfd, .events = POLLIN};
+    if (lfd < 0 || poll(&pl, 1, mp_scaled(10) * 1000) != 1) { /* the sender may not come */
+        if (lfd >= 0)
+            close(lfd);
         return -1;
-    mp_flag_set(mp_rank, F_PORT, port);
+    }
     int fd = accept(lfd, NULL, NULL);
     close(lfd);
     if (fd < 0)
@@ -67,14 +74,21 @@ static double pump_rx(char *buf, size_t span)
     return t0 && t > 0 ? (double)bytes / t / 1e9 : -1;
 }
 
+/* The receiver published its port before the barrier that precedes this. */
 static double pump_tx(int rx, char *buf, size_t span, double seconds)
 {
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    if (mp_flag_wait(rx, F_PORT, 1, 10000) != 0)
+    struct sockaddr_storage a;
+    socklen_t len;
+    long port = mp_flag_get(rx, F_PORT);
+    if (port <= 0)
         return -1;
-    a.sin_port = htons((uint16_t)mp_flag_get(rx, F_PORT));
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+    mp_host_addr(rx, &a, &len);
+    if (a.ss_family == AF_INET6)
+        ((struct sockaddr_in6 *)&a)->sin6_port = htons((uint16_t)port);
+    else
+        ((struct sockaddr_in *)&a)->sin_port = htons((uint16_t)port);
+    int fd = socket(a.ss_family, SOCK_STREAM, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&a, len) != 0) {
         if (fd >= 0)
             close(fd);
         return -1;
@@ -96,10 +110,14 @@ double mp_pump_tcp(int tx, int rx, double seconds, size_t span)
     if (!buf)
         return -1;
     mp_fill(buf, span, 1); /* touch it: no page faults inside the timed loop */
-    mp_flag_set(rx, F_PORT, 0);
+    /* The receiver listens before the barrier, so its port travels with it, also between
+     * hosts, where flags move only at barriers. */
+    int port = 0, lfd = mp_rank == rx ? listen_any(&port) : -1;
+    if (mp_rank == rx)
+        mp_flag_set(rx, F_PORT, lfd < 0 ? -1 : port);
     mp_barrier();
     if (mp_rank == rx)
-        mp_value_set(V_RATE, pump_rx(buf, span));
+        mp_value_set(V_RATE, pump_rx(lfd, buf, span));
     else if (mp_rank == tx)
         rate = pump_tx(rx, buf, span, seconds);
     mp_barrier();
