@@ -79,11 +79,10 @@ struct coll_req {
     struct jc_op op;
 };
 
-/* What NCCL holds: never freed, so a comm used after close is caught by its kind. */
+/* What NCCL holds (registered while live, freed by the close). */
 struct coll_handle {
     struct jaccl_comm_hdr hdr;
-    void *obj; /* struct coll_comm or struct coll_listen; NULL once closed */
-    struct coll_handle *next;
+    void *obj; /* struct coll_comm or struct coll_listen */
 };
 
 struct coll_listen {
@@ -143,6 +142,7 @@ static inline struct coll_comm *xport_comm(struct jc_xport *x)
 struct coll_handle *coll_handle_new(uint32_t kind, void *obj);
 /* The object behind an NCCL pointer of `kind`, or NULL with a WARN naming `what`. */
 void *coll_handle_obj(void *p, uint32_t kind, const char *what);
+/* Unregisters h, releases the memory handles still registered on it, frees it. */
 void coll_handle_kill(struct coll_handle *h);
 
 /* coll_comm.c */

@@ -41,7 +41,7 @@ ncclResult_t jaccl_coll_close(void *collComm)
 {
     struct coll_comm *c = coll_handle_obj(collComm, JC_COLL, "CollNet closeColl");
     if (!c)
-        return ncclInvalidArgument;
+        return ncclInternalError;
     if (c->started) {
         atomic_store(&c->closing, 1);
         c->ops->cq_wake(c->cq);
@@ -60,9 +60,10 @@ ncclResult_t jaccl_coll_close_listen(void *listenComm)
 {
     struct coll_listen *l = coll_handle_obj(listenComm, JC_COLL_LISTEN, "CollNet closeListen");
     if (!l)
-        return ncclInvalidArgument;
-    jaccl_listener_close(l->listener);
+        return ncclInternalError;
     coll_handle_kill(l->h);
+    jaccl_listener_close(l->listener);
     free(l);
+    jaccl_state_put();
     return ncclSuccess;
 }

@@ -98,20 +98,36 @@ static int bad_calls(struct cn *n)
     return ok;
 }
 
+/* A pointer the caller should no longer use is misuse: ncclInternalError and a WARN, and
+ * nothing is read through it (the ASan build proves the last part). */
+static int expect_misuse(ncclResult_t rc, unsigned mark, const char *what)
+{
+    int ok = MP_CHECK(rc == ncclInternalError, "%s: returned %s, expected ncclInternalError", what,
+                      mp_result_str(rc));
+    return ok & MP_CHECK(mp_warn_seen(mark, "closed"), "%s: no WARN mentioning 'closed'", what);
+}
+
 static int after_close(struct cn *n)
 {
-    void *cc = n->cc, *req = NULL, *mh = NULL;
+    void *cc = n->cc, *req = NULL, *mh = NULL, *old = NULL;
     char buf[64];
-    int ok = MP_OK(cn_close(n, cc));
+    int ok = MP_OK(cn_regmr(n, buf, sizeof(buf), &mh));
+    ok &= MP_OK(cn_allreduce(n, buf, buf, 4, ncclInt32, ncclSum, mh, mh, &old));
+    ok &= MP_CHECK(old != NULL, "a first all-reduce on an idle comm must be queued");
+    ok &= old && MP_OK(cn_wait(n, old, mp_scaled(20)));
+    /* closed with the handle still registered: the close releases it */
+    ok &= MP_OK(cn_close(n, cc));
     n->cc = NULL;
     unsigned m = mp_log_mark();
-    ok &= expect_invalid(n->v11->iallreduce(cc, buf, buf, 4, ncclInt32, ncclSum, NULL, NULL, &req),
-                         m, "closed", "iallreduce after close");
+    ok &= expect_misuse(n->v11->iallreduce(cc, buf, buf, 4, ncclInt32, ncclSum, NULL, NULL, &req),
+                        m, "iallreduce after close");
     m = mp_log_mark();
-    ok &= expect_invalid(n->v11->regMr(cc, buf, 64, NCCL_PTR_HOST, &mh), m, "closed",
-                         "regMr after close");
+    ok &= expect_misuse(n->v11->regMr(cc, buf, 64, NCCL_PTR_HOST, &mh), m, "regMr after close");
     m = mp_log_mark();
-    ok &= expect_invalid(n->v11->closeColl(cc), m, "closed", "closeColl twice");
+    int done = 0;
+    ok &= expect_misuse(n->v11->test(old, &done, NULL), m, "test of a closed comm's request");
+    m = mp_log_mark();
+    ok &= expect_misuse(n->v11->closeColl(cc), m, "closeColl twice");
     return ok;
 }
 
