@@ -17,6 +17,15 @@ static int expect_invalid(ncclResult_t rc, unsigned mark, const char *needle, co
     return ok & MP_CHECK(mp_warn_seen(mark, needle), "%s: no WARN mentioning '%s'", what, needle);
 }
 
+/* A pointer that is not (or no longer) a live object of the kind the call takes is misuse:
+ * ncclInternalError and a WARN, and nothing is read through it (the ASan build proves that). */
+static int expect_misuse(ncclResult_t rc, unsigned mark, const char *needle, const char *what)
+{
+    int ok = MP_CHECK(rc == ncclInternalError, "%s: returned %s, expected ncclInternalError", what,
+                      mp_result_str(rc));
+    return ok & MP_CHECK(mp_warn_seen(mark, needle), "%s: no WARN mentioning '%s'", what, needle);
+}
+
 /* Every call here must fail on its own, before anything is queued. */
 static int bad_reduce_args(struct cn *n, struct cn_buf *a, struct cn_buf *b)
 {
@@ -80,9 +89,9 @@ static int bad_calls(struct cn *n)
     ok &= bad_reduce_args(n, &a, &b);
     ok &= bad_window_args(n, &a, &b);
     unsigned m = mp_log_mark();
-    ok &= expect_invalid(cn_test(n, NULL, &done, NULL), m, "request", "test(NULL)");
+    ok &= expect_misuse(cn_test(n, NULL, &done, NULL), m, "request", "test(NULL)");
     m = mp_log_mark();
-    ok &= expect_invalid(cn_test(n, a.p, &done, NULL), m, "request", "test(garbage)");
+    ok &= expect_misuse(cn_test(n, a.p, &done, NULL), m, "request", "test(garbage)");
     int sup = -1;
     for (int t = 0; t < 12; t++)
         for (int op = 0; op < 4; op++)
@@ -98,15 +107,6 @@ static int bad_calls(struct cn *n)
     return ok;
 }
 
-/* A pointer the caller should no longer use is misuse: ncclInternalError and a WARN, and
- * nothing is read through it (the ASan build proves the last part). */
-static int expect_misuse(ncclResult_t rc, unsigned mark, const char *what)
-{
-    int ok = MP_CHECK(rc == ncclInternalError, "%s: returned %s, expected ncclInternalError", what,
-                      mp_result_str(rc));
-    return ok & MP_CHECK(mp_warn_seen(mark, "closed"), "%s: no WARN mentioning 'closed'", what);
-}
-
 static int after_close(struct cn *n)
 {
     void *cc = n->cc, *req = NULL, *mh = NULL, *old = NULL;
@@ -120,14 +120,16 @@ static int after_close(struct cn *n)
     n->cc = NULL;
     unsigned m = mp_log_mark();
     ok &= expect_misuse(n->v11->iallreduce(cc, buf, buf, 4, ncclInt32, ncclSum, NULL, NULL, &req),
-                        m, "iallreduce after close");
+                        m, "closed", "iallreduce after close");
     m = mp_log_mark();
-    ok &= expect_misuse(n->v11->regMr(cc, buf, 64, NCCL_PTR_HOST, &mh), m, "regMr after close");
+    ok &= expect_misuse(n->v11->regMr(cc, buf, 64, NCCL_PTR_HOST, &mh), m, "closed",
+                        "regMr after close");
     m = mp_log_mark();
     int done = 0;
-    ok &= expect_misuse(n->v11->test(old, &done, NULL), m, "test of a closed comm's request");
+    ok &= expect_misuse(n->v11->test(old, &done, NULL), m, "closed",
+                        "test of a closed comm's request");
     m = mp_log_mark();
-    ok &= expect_misuse(n->v11->closeColl(cc), m, "closeColl twice");
+    ok &= expect_misuse(n->v11->closeColl(cc), m, "closed", "closeColl twice");
     return ok;
 }
 
