@@ -357,5 +357,5 @@ ncclResult_t jaccl_iflush(void *recvComm, int n, void **data, int *sizes, void *
     /* Host memory only: there is never anything to flush (NCCL only flushes GDR buffers). */
     if (request)
         *request = NULL;
-    return ncclSuccess;
+    return jaccl_comm_check(recvComm, JC_RECV, "iflush") ? ncclSuccess : ncclInternalError;
 }

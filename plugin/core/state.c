@@ -222,7 +222,8 @@ ncclResult_t jaccl_get_properties(int dev, ncclNetProperties_v11_t *props)
 
 ncclResult_t jaccl_set_net_attr(void *ctx, ncclNetAttr_v11_t *netAttr)
 {
-    return ncclSuccess; /* hints only; the fabric has no per-flow knobs to turn yet */
+    /* hints only; the fabric has no per-flow knobs to turn yet */
+    return jaccl_reg_find(ctx, JO_CTX, "setNetAttr", NULL) ? ncclSuccess : ncclInternalError;
 }
 
 struct fab_domain *jaccl_domain_get(int dev)

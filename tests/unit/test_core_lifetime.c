@@ -195,12 +195,16 @@ static void p2p_use_after_close(void **state)
     MISUSE(jaccl_irecv(rc, 1, &d, &cap, &tag, &rmh, NULL, &req));
     MISUSE(jaccl_dereg_mr(rc, rmh));
     MISUSE(jaccl_close_recv(rc));
+    void *freq = (void *)1;
+    MISUSE(jaccl_iflush(rc, 1, &d, &(int){1}, &rmh, &freq));
+    assert_null(freq);
     assert_int_equal(jaccl_close_send(sc), ncclSuccess);
     MISUSE(jaccl_close_send(sc));
     MISUSE(jaccl_reg_mr(sc, sbuf, BUF, NCCL_PTR_HOST, &smh));
     /* the init context too */
     assert_int_equal(jaccl_finalize(ctx), ncclSuccess);
     MISUSE(jaccl_finalize(ctx));
+    MISUSE(jaccl_set_net_attr(ctx, &(ncclNetAttr_v11_t){0}));
     MISUSE(jaccl_listen(ctx, 0, handle, &lc));
     assert_int_equal(jaccl_reg_count(), n0); /* nothing kept of any of them */
     free(sbuf);
@@ -251,6 +255,10 @@ static void finalize_with_comms_open(void **state)
     assert_int_equal(jaccl_reg_mr(sc, sbuf, BUF, NCCL_PTR_HOST, &smh), ncclSuccess);
     assert_int_equal(jaccl_reg_mr(rc, rbuf, BUF, NCCL_PTR_HOST, &rmh), ncclSuccess);
     assert_true(threads() > t0); /* the TCP endpoints' I/O threads */
+    void *d = rbuf, *freq = (void *)1;
+    assert_int_equal(jaccl_iflush(rc, 1, &d, &(int){1}, &rmh, &freq), ncclSuccess);
+    assert_null(freq);
+    assert_int_equal(jaccl_set_net_attr(ctx, &(ncclNetAttr_v11_t){0}), ncclSuccess);
     assert_int_equal(jaccl_finalize(ctx), ncclSuccess);
     /* The comms keep the fabric: they still move data, and close cleanly. */
     exchange(sc, rc, sbuf, rbuf, smh, rmh);
