@@ -142,6 +142,8 @@ static inline struct coll_comm *xport_comm(struct jc_xport *x)
 struct coll_handle *coll_handle_new(uint32_t kind, void *obj);
 /* The object behind an NCCL pointer of `kind`, or NULL with a WARN naming `what`. */
 void *coll_handle_obj(void *p, uint32_t kind, const char *what);
+/* coll_handle_obj for a close: the handle is also unregistered, so only one close gets it. */
+void *coll_handle_take(void *p, uint32_t kind, const char *what);
 /* Unregisters h, releases the memory handles still registered on it, frees it. */
 void coll_handle_kill(struct coll_handle *h);
 

@@ -39,7 +39,7 @@ ncclResult_t jaccl_coll_reduce_support(ncclDataType_t dataType, ncclRedOp_t redO
  * is still receiving. After the join nothing touches the comm but us. */
 ncclResult_t jaccl_coll_close(void *collComm)
 {
-    struct coll_comm *c = coll_handle_obj(collComm, JC_COLL, "CollNet closeColl");
+    struct coll_comm *c = coll_handle_take(collComm, JC_COLL, "CollNet closeColl");
     if (!c)
         return ncclInternalError;
     if (c->started) {
@@ -58,7 +58,7 @@ ncclResult_t jaccl_coll_close(void *collComm)
 
 ncclResult_t jaccl_coll_close_listen(void *listenComm)
 {
-    struct coll_listen *l = coll_handle_obj(listenComm, JC_COLL_LISTEN, "CollNet closeListen");
+    struct coll_listen *l = coll_handle_take(listenComm, JC_COLL_LISTEN, "CollNet closeListen");
     if (!l)
         return ncclInternalError;
     coll_handle_kill(l->h);

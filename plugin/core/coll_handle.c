@@ -28,6 +28,12 @@ void *coll_handle_obj(void *p, uint32_t kind, const char *what)
     return h ? h->obj : NULL;
 }
 
+void *coll_handle_take(void *p, uint32_t kind, const char *what)
+{
+    struct coll_handle *h = (struct coll_handle *)jaccl_comm_take(p, kind, what);
+    return h ? h->obj : NULL;
+}
+
 void coll_handle_kill(struct coll_handle *h)
 {
     jaccl_reg_del(h);

@@ -27,6 +27,8 @@ struct jaccl_comm_hdr {
 /* The comm behind an opaque NCCL pointer, or NULL (with a WARN naming `what`) if it is not a
  * live comm of `kind` (0 = any send/recv/coll comm). Looked up in the registry. */
 struct jaccl_comm_hdr *jaccl_comm_check(void *p, uint32_t kind, const char *what);
+/* jaccl_comm_check for a close: the comm is also unregistered (core/registry.h). */
+struct jaccl_comm_hdr *jaccl_comm_take(void *p, uint32_t kind, const char *what);
 
 /* A registration handle (NCCL's mhandle), registered as JO_MH owned by its comm. */
 struct jaccl_mh {

@@ -31,6 +31,11 @@ struct jaccl_comm_hdr *jaccl_comm_check(void *p, uint32_t kind, const char *what
     return jaccl_reg_find(p, obj_kind(kind), what, NULL);
 }
 
+struct jaccl_comm_hdr *jaccl_comm_take(void *p, uint32_t kind, const char *what)
+{
+    return jaccl_reg_take(p, obj_kind(kind), what, NULL);
+}
+
 ncclResult_t jaccl_mr_reg(struct jaccl_comm_hdr *c, void *data, size_t size, int type,
                           void **mhandle)
 {
@@ -84,7 +89,8 @@ ncclResult_t jaccl_mr_dereg(struct jaccl_comm_hdr *c, void *mhandle)
         JWARN("%s: %p was registered on another comm", what, mhandle);
         return ncclInvalidArgument;
     }
-    jaccl_reg_del(mh);
+    if (!jaccl_reg_take(mh, JO_MH, what, NULL))
+        return ncclInternalError; /* a racing deregMr got it first */
     mh_release(mh);
     return ncclSuccess;
 }

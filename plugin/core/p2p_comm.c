@@ -185,7 +185,7 @@ ncclResult_t jaccl_accept(void *listenComm, void **recvComm,
 ncclResult_t jaccl_close_listen(void *listenComm)
 {
     struct p2p_listen *l =
-            (struct p2p_listen *)jaccl_comm_check(listenComm, JC_LISTEN, "closeListen");
+            (struct p2p_listen *)jaccl_comm_take(listenComm, JC_LISTEN, "closeListen");
     if (!l)
         return ncclInternalError;
     listen_free(l);
@@ -322,7 +322,7 @@ ncclResult_t jaccl_connect(void *ctx, int dev, void *handle, void **sendComm,
 
 static ncclResult_t close_comm(void *comm, uint32_t kind, const char *what)
 {
-    struct p2p_comm *c = (struct p2p_comm *)jaccl_comm_check(comm, kind, what);
+    struct p2p_comm *c = (struct p2p_comm *)jaccl_comm_take(comm, kind, what);
     if (!c)
         return ncclInternalError;
     p2p_comm_free(c);

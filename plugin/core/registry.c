@@ -108,15 +108,24 @@ static const char *kind_name(uint32_t k)
     }
 }
 
-void *jaccl_reg_find(const void *p, uint32_t kinds, const char *what, void **owner)
+/* The lookup both find and take make; take also unregisters, under the same lock, so that of
+ * two racing closes only one gets the object. */
+static void *lookup(const void *p, uint32_t kinds, const char *what, void **owner, int take)
 {
     uintptr_t a = (uintptr_t)p;
     pthread_mutex_lock(&g_lock);
     struct reg_entry *e = p ? containing(a) : NULL;
     int aligned = e && (e->hi == e->lo + 1 || (a - e->lo) % e->stride == 0);
     uint32_t found = e && aligned ? e->kind : 0;
-    if (found & kinds && owner)
-        *owner = e->owner;
+    if (found & kinds) {
+        if (owner)
+            *owner = e->owner;
+        if (take) {
+            size_t i = (size_t)(e - g_ent);
+            memmove(e, e + 1, (g_n - i - 1) * sizeof(*e));
+            g_n--;
+        }
+    }
     pthread_mutex_unlock(&g_lock);
     if (found & kinds)
         return (void *)p;
@@ -128,6 +137,16 @@ void *jaccl_reg_find(const void *p, uint32_t kinds, const char *what, void **own
     else
         JWARN("%s: %p is not a live jaccl %s (never created, or already closed)", what, p, want);
     return NULL;
+}
+
+void *jaccl_reg_find(const void *p, uint32_t kinds, const char *what, void **owner)
+{
+    return lookup(p, kinds, what, owner, 0);
+}
+
+void *jaccl_reg_take(const void *p, uint32_t kinds, const char *what, void **owner)
+{
+    return lookup(p, kinds, what, owner, 1);
 }
 
 void jaccl_reg_drain(const void *owner, uint32_t kind, void (*fn)(void *obj))

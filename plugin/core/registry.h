@@ -32,6 +32,10 @@ void jaccl_reg_del(const void *base);
 /* p itself if it is a live object of one of the `kinds` (and *owner, if asked, its owner);
  * else NULL with a WARN naming `what` and what p is. */
 void *jaccl_reg_find(const void *p, uint32_t kinds, const char *what, void **owner);
+/* jaccl_reg_find, and if found also unregistered in the same step: what every close and
+ * finalize starts with, so two racing closes cannot both free the object. Only for objects
+ * registered with count 1. */
+void *jaccl_reg_take(const void *p, uint32_t kinds, const char *what, void **owner);
 /* Unregisters every object of `kind` owned by `owner` and calls fn on each (outside the lock):
  * a comm's close releases the memory handles NCCL left registered on it. */
 void jaccl_reg_drain(const void *owner, uint32_t kind, void (*fn)(void *obj));

@@ -160,9 +160,8 @@ ncclResult_t jaccl_finalize(void *ctx)
 {
     if (!ctx)
         return ncclSuccess; /* NCCL calls finalize even after a failed init */
-    if (!jaccl_reg_find(ctx, JO_CTX, "finalize", NULL))
+    if (!jaccl_reg_take(ctx, JO_CTX, "finalize", NULL))
         return ncclInternalError;
-    jaccl_reg_del(ctx);
     jaccl_p2p_abandon(ctx);
     free(ctx);
     pthread_mutex_lock(&g_lock);
