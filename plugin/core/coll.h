@@ -149,6 +149,7 @@ void coll_handle_kill(struct coll_handle *h);
 
 /* coll_comm.c */
 struct coll_comm *coll_comm_new(int dev, int nranks, int rank, int wires);
+/* Also kills c->h (if any): unregistered, its memory handles released, freed. */
 void coll_comm_free(struct coll_comm *c);
 struct jaccl_conn_setup coll_setup(struct coll_comm *c);
 /* role: JC_LINK_BOTH, or with two ranks JC_LINK_RIGHT / JC_LINK_LEFT (the peer as this rank's

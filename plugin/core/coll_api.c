@@ -51,7 +51,6 @@ ncclResult_t jaccl_coll_close(void *collComm)
     if (pending)
         JWARN("CollNet closeColl: rank %d closes with %llu operation(s) unfinished", c->rank,
               (unsigned long long)pending);
-    coll_handle_kill(c->h);
     coll_comm_free(c);
     return ncclSuccess;
 }

@@ -79,6 +79,11 @@ void coll_comm_free(struct coll_comm *c)
 {
     jaccl_reg_del(c->req);
     coll_x_close_all(c);
+    /* The handle NCCL held, with the memory handles NCCL left on it, goes before the domain
+     * (the last domain_put may shut the fabric down). */
+    if (c->h)
+        coll_handle_kill(c->h);
+    c->h = NULL;
     release_mem(c, &c->ctrl_mem, &c->ctrl_mr);
     release_mem(c, &c->stage_mem, &c->stage_mr);
     for (int i = 0; i < 2; i++)

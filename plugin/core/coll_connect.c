@@ -224,11 +224,8 @@ static void cx_free(struct cx *x, int failed)
     for (int p = 0; x->conn && p < (x->c ? x->c->nranks : 0); p++)
         if (x->conn[p])
             jaccl_connector_abort(x->conn[p]);
-    if (failed && x->c) {
-        if (x->c->h)
-            coll_handle_kill(x->c->h);
+    if (failed && x->c)
         coll_comm_free(x->c);
-    }
     free(x->hs);
     free(x->conn);
     free(x->desc);

@@ -55,9 +55,10 @@ void p2p_comm_free(struct p2p_comm *c)
     const struct fab_ops *ops = jaccl_fabric();
     jaccl_reg_del(c);
     jaccl_reg_del(c->reqs);
-    jaccl_mr_drop_all(&c->hdr);
     if (c->ep)
         ops->ep_close(c->ep);
+    /* Once nothing can land in them any more, and while the fabric is surely up. */
+    jaccl_mr_drop_all(&c->hdr);
     if (c->ctrl_mr)
         ops->mr_dereg(c->ctrl_mr);
     if (c->cq)
