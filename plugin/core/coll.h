@@ -79,11 +79,10 @@ struct coll_req {
     struct jc_op op;
 };
 
-/* What NCCL holds: never freed, so a comm used after close is caught by its kind. */
+/* What NCCL holds (registered while live, freed by the close). */
 struct coll_handle {
     struct jaccl_comm_hdr hdr;
-    void *obj; /* struct coll_comm or struct coll_listen; NULL once closed */
-    struct coll_handle *next;
+    void *obj; /* struct coll_comm or struct coll_listen */
 };
 
 struct coll_listen {
@@ -148,10 +147,14 @@ static inline struct coll_comm *xport_comm(struct jc_xport *x)
 struct coll_handle *coll_handle_new(uint32_t kind, void *obj);
 /* The object behind an NCCL pointer of `kind`, or NULL with a WARN naming `what`. */
 void *coll_handle_obj(void *p, uint32_t kind, const char *what);
+/* coll_handle_obj for a close: the handle is also unregistered, so only one close gets it. */
+void *coll_handle_take(void *p, uint32_t kind, const char *what);
+/* Unregisters h, releases the memory handles still registered on it, frees it. */
 void coll_handle_kill(struct coll_handle *h);
 
 /* coll_comm.c */
 struct coll_comm *coll_comm_new(int dev, int nranks, int rank, int wires);
+/* Also kills c->h (if any): unregistered, its memory handles released, freed. */
 void coll_comm_free(struct coll_comm *c);
 struct jaccl_conn_setup coll_setup(struct coll_comm *c);
 /* role: JC_LINK_BOTH, or with two ranks JC_LINK_RIGHT / JC_LINK_LEFT (the peer as this rank's

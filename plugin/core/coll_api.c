@@ -51,9 +51,9 @@ static void log_stats(const struct coll_comm *c)
  * is still receiving. After the join nothing touches the comm but us. */
 ncclResult_t jaccl_coll_close(void *collComm)
 {
-    struct coll_comm *c = coll_handle_obj(collComm, JC_COLL, "CollNet closeColl");
+    struct coll_comm *c = coll_handle_take(collComm, JC_COLL, "CollNet closeColl");
     if (!c)
-        return ncclInvalidArgument;
+        return ncclInternalError;
     if (c->started) {
         atomic_store(&c->closing, 1);
         c->ops->cq_wake(c->cq);
@@ -64,18 +64,18 @@ ncclResult_t jaccl_coll_close(void *collComm)
         JWARN("CollNet closeColl: rank %d closes with %llu operation(s) unfinished", c->rank,
               (unsigned long long)pending);
     log_stats(c);
-    coll_handle_kill(c->h);
     coll_comm_free(c);
     return ncclSuccess;
 }
 
 ncclResult_t jaccl_coll_close_listen(void *listenComm)
 {
-    struct coll_listen *l = coll_handle_obj(listenComm, JC_COLL_LISTEN, "CollNet closeListen");
+    struct coll_listen *l = coll_handle_take(listenComm, JC_COLL_LISTEN, "CollNet closeListen");
     if (!l)
-        return ncclInvalidArgument;
-    jaccl_listener_close(l->listener);
+        return ncclInternalError;
     coll_handle_kill(l->h);
+    jaccl_listener_close(l->listener);
     free(l);
+    jaccl_state_put();
     return ncclSuccess;
 }

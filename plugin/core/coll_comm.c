@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/coll.h"
+#include "core/registry.h"
 #include "core/state.h"
 #include "util/log.h"
 
@@ -76,7 +77,13 @@ static void release_mem(struct coll_comm *c, char **mem, struct fab_mr **mr)
 
 void coll_comm_free(struct coll_comm *c)
 {
+    jaccl_reg_del(c->req);
     coll_x_close_all(c);
+    /* The handle NCCL held, with the memory handles NCCL left on it, goes before the domain
+     * (the last domain_put may shut the fabric down). */
+    if (c->h)
+        coll_handle_kill(c->h);
+    c->h = NULL;
     release_mem(c, &c->ctrl_mem, &c->ctrl_mr);
     release_mem(c, &c->stage_mem, &c->stage_mr);
     for (int i = 0; i < 2; i++)
@@ -85,8 +92,6 @@ void coll_comm_free(struct coll_comm *c)
         c->ops->cq_destroy(c->cq);
     if (c->dom)
         jaccl_domain_put(c->dev);
-    for (int i = 0; i < JC_QSIZE; i++)
-        c->req[i].magic = 0;
     pthread_mutex_destroy(&c->qlock);
     free(c->links);
     free(c);

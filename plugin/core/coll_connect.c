@@ -11,6 +11,7 @@
 
 #include "abi/api.h"
 #include "core/coll.h"
+#include "core/registry.h"
 #include "core/state.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -201,7 +202,8 @@ static int bound_links(const struct coll_comm *c)
 static int finish(struct cx *x)
 {
     struct coll_comm *c = x->c;
-    if (coll_stage_alloc(c) != 0 || !(c->h = coll_handle_new(JC_COLL, c))) {
+    if (coll_stage_alloc(c) != 0 || !(c->h = coll_handle_new(JC_COLL, c)) ||
+        jaccl_reg_add(c->req, sizeof(c->req[0]), JC_QSIZE, JO_COLL_REQ, c) != 0) {
         JWARN("CollNet connect: out of memory for staging buffers");
         return -1;
     }
@@ -222,11 +224,8 @@ static void cx_free(struct cx *x, int failed)
     for (int p = 0; x->conn && p < (x->c ? x->c->nranks : 0); p++)
         if (x->conn[p])
             jaccl_connector_abort(x->conn[p]);
-    if (failed && x->c) {
-        if (x->c->h)
-            coll_handle_kill(x->c->h);
+    if (failed && x->c)
         coll_comm_free(x->c);
-    }
     free(x->hs);
     free(x->conn);
     free(x->desc);
@@ -258,7 +257,7 @@ ncclResult_t jaccl_coll_connect(void *handles[], int nranks, int rank, void *lis
     *collComm = NULL;
     struct cx x = {.l = coll_handle_obj(listenComm, JC_COLL_LISTEN, "CollNet connect")};
     if (!x.l)
-        return ncclInvalidArgument;
+        return ncclInternalError;
     if (!handles || nranks < 1 || nranks > JC_MAX_RANKS || rank < 0 || rank >= nranks) {
         JWARN("CollNet connect: invalid group (rank %d of %d, at most %d ranks)", rank, nranks,
               JC_MAX_RANKS);

@@ -1,15 +1,12 @@
-/* The pointers NCCL holds for CollNet comms. They outlive the comm they name: closing frees the
- * comm but only marks its handle dead, so a later call with that pointer gets a WARN and an error
- * instead of reading freed memory. Handles stay on a list (a few dozen bytes per comm ever made),
- * which also keeps leak checkers quiet. */
-#include <pthread.h>
+/* The pointers NCCL holds for CollNet comms and listeners: a small header (what the generic
+ * regMr / deregMr read) in front of the comm or listener. Registered while the object is live;
+ * closing unregisters the handle, releases the memory handles NCCL left on it and frees it, so
+ * a later call with that pointer is refused by the registry (core/registry.h). */
 #include <stdlib.h>
 
 #include "core/coll.h"
+#include "core/registry.h"
 #include "util/log.h"
-
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct coll_handle *g_handles;
 
 struct coll_handle *coll_handle_new(uint32_t kind, void *obj)
 {
@@ -18,27 +15,28 @@ struct coll_handle *coll_handle_new(uint32_t kind, void *obj)
         return NULL;
     h->hdr.kind = kind;
     h->obj = obj;
-    pthread_mutex_lock(&g_lock);
-    h->next = g_handles;
-    g_handles = h;
-    pthread_mutex_unlock(&g_lock);
+    if (jaccl_reg_add(h, sizeof(*h), 1, kind == JC_COLL ? JO_COLL : JO_COLL_LISTEN, obj) != 0) {
+        free(h);
+        return NULL;
+    }
     return h;
 }
 
 void *coll_handle_obj(void *p, uint32_t kind, const char *what)
 {
-    struct coll_handle *h = p;
-    if (!jaccl_comm_check(p, kind, what))
-        return NULL;
-    if (!h->obj) {
-        JWARN("%s: comm %p was already closed", what, p);
-        return NULL;
-    }
-    return h->obj;
+    struct coll_handle *h = (struct coll_handle *)jaccl_comm_check(p, kind, what);
+    return h ? h->obj : NULL;
+}
+
+void *coll_handle_take(void *p, uint32_t kind, const char *what)
+{
+    struct coll_handle *h = (struct coll_handle *)jaccl_comm_take(p, kind, what);
+    return h ? h->obj : NULL;
 }
 
 void coll_handle_kill(struct coll_handle *h)
 {
-    h->hdr.kind = JC_DEAD;
-    h->obj = NULL;
+    jaccl_reg_del(h);
+    jaccl_mr_drop_all(&h->hdr);
+    free(h);
 }

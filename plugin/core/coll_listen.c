@@ -7,6 +7,7 @@
 
 #include "abi/api.h"
 #include "core/coll.h"
+#include "core/registry.h"
 #include "core/state.h"
 #include "util/log.h"
 #include "util/param.h"
@@ -17,13 +18,17 @@ ncclResult_t jaccl_coll_listen(void *ctx, int dev, void *handle, void **listenCo
         return ncclInvalidArgument;
     *listenComm = NULL;
     union jaccl_sockaddr addr;
+    if (!jaccl_reg_find(ctx, JO_CTX, "CollNet listen", NULL))
+        return ncclInternalError;
     if (dev < 0 || dev >= jaccl_ndevs() || jaccl_dev_addr(dev, &addr) != 0) {
         JWARN("CollNet listen: invalid device %d (have %d)", dev, jaccl_ndevs());
         return ncclInvalidArgument;
     }
     struct coll_listen *l = calloc(1, sizeof(*l));
-    if (!l)
+    if (!l || jaccl_state_hold() != 0) {
+        free(l);
         return ncclSystemError;
+    }
     l->wires = (int)jaccl_param_int(JP_RING_WIRES);
     l->jh = (struct jaccl_handle){.kind = JH_COLL, .nlanes = (uint8_t)(2 * l->wires + 1)};
     int rc = jaccl_listener_open(dev, &addr, &l->jh, &l->listener);
@@ -34,6 +39,7 @@ ncclResult_t jaccl_coll_listen(void *ctx, int dev, void *handle, void **listenCo
     if (rc != 0) {
         JWARN("CollNet listen on device %d failed: %s", dev, strerror(-rc));
         free(l);
+        jaccl_state_put();
         return ncclSystemError;
     }
     l->h->hdr.dev = dev;

@@ -120,7 +120,9 @@ ncclResult_t jaccl_coll_iallreduce(void *collComm, void *sendData, void *recvDat
     const char *name = "CollNet iallreduce";
     struct coll_comm *c = begin(collComm, request, name);
     struct jc_op op = {.dtype = dataType, .redop = redOp};
-    if (!c || !check_reduce(name, dataType, redOp, &op.fn))
+    if (!c)
+        return request ? ncclInternalError : ncclInvalidArgument;
+    if (!check_reduce(name, dataType, redOp, &op.fn))
         return ncclInvalidArgument;
     size_t esz = jaccl_dtype_size((enum jaccl_dtype)dataType);
     if (count > SIZE_MAX / esz) {
@@ -175,7 +177,7 @@ ncclResult_t jaccl_coll_iallgather(void *collComm, void *sendData, int nRecvPart
     struct coll_comm *c = begin(collComm, request, name);
     struct jc_op op = {.dtype = -1, .redop = -1};
     if (!c)
-        return ncclInvalidArgument;
+        return request ? ncclInternalError : ncclInvalidArgument;
     return submit_window(c, name, &op, JC_ALLGATHER, 1, bytesPerRank, windowOffset, windowBytes,
                          nRecvParts, recvParts, sendData, sendMhandle, request);
 }
@@ -188,7 +190,9 @@ ncclResult_t jaccl_coll_ireducescatter(void *collComm, int nSendParts, ncclNetSG
     const char *name = "CollNet ireducescatter";
     struct coll_comm *c = begin(collComm, request, name);
     struct jc_op op = {.dtype = dataType, .redop = redOp};
-    if (!c || !check_reduce(name, dataType, redOp, &op.fn))
+    if (!c)
+        return request ? ncclInternalError : ncclInvalidArgument;
+    if (!check_reduce(name, dataType, redOp, &op.fn))
         return ncclInvalidArgument;
     size_t esz = jaccl_dtype_size((enum jaccl_dtype)dataType);
     return submit_window(c, name, &op, JC_REDUCESCATTER, esz, bytesPerRank, windowOffset,
@@ -199,6 +203,6 @@ ncclResult_t jaccl_coll_ireducescatter(void *collComm, int nSendParts, ncclNetSG
 ncclResult_t jaccl_coll_iflush(void *collComm, void *data, int size, void *mhandle, void **request)
 {
     if (!begin(collComm, request, "CollNet iflush"))
-        return ncclInvalidArgument;
+        return request ? ncclInternalError : ncclInvalidArgument;
     return ncclSuccess;
 }

@@ -7,6 +7,7 @@
 
 #include "abi/api.h"
 #include "core/coll.h"
+#include "core/registry.h"
 #include "util/log.h"
 
 ncclResult_t coll_enqueue(struct coll_comm *c, const struct jc_op *op, void **request)
@@ -55,15 +56,13 @@ void coll_finish(struct coll_comm *c, struct coll_req *r, ncclResult_t rc)
 
 ncclResult_t jaccl_coll_test(void *request, int *done, int *size)
 {
-    struct coll_req *r = request;
-    if (!r || !done || r->magic != JC_REQ_MAGIC) {
-        JWARN("CollNet test: %p is not a jaccl request", request);
-        return ncclInvalidArgument;
-    }
+    struct coll_req *r = jaccl_reg_find(request, JO_COLL_REQ, "CollNet test", NULL);
+    if (!r || !done)
+        return ncclInternalError;
     int st = atomic_load(&r->state);
     if (st == JC_REQ_FREE) {
         JWARN("CollNet test: request %p is not in flight (already completed?)", request);
-        return ncclInvalidArgument;
+        return ncclInternalError;
     }
     *done = st == JC_REQ_DONE;
     if (!*done)

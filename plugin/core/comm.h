@@ -1,5 +1,6 @@
-/* What every comm object handed to NCCL starts with, so a stray or closed pointer is caught
- * by its magic instead of being trusted. */
+/* What every comm object handed to NCCL starts with. Whether a pointer NCCL passes is one of
+ * them, still open and of the right kind is the registry's answer (core/registry.h), never
+ * something read through the pointer. */
 #ifndef JACCL_CORE_COMM_H
 #define JACCL_CORE_COMM_H
 
@@ -15,23 +16,22 @@ enum jaccl_comm_kind {
     JC_RECV = 0x4a430003,
     JC_COLL_LISTEN = 0x4a430004,
     JC_COLL = 0x4a430005,
-    JC_DEAD = 0x4a43dead,
 };
 
 struct jaccl_comm_hdr {
-    uint32_t kind; /* enum jaccl_comm_kind; JC_DEAD once closed */
+    uint32_t kind; /* enum jaccl_comm_kind */
     int dev;
     struct fab_domain *dom;
 };
 
-/* The comm behind an opaque NCCL pointer, or NULL (with a WARN naming `what`) if it is not one
- * of `kind` (0 = any send/recv/coll comm). */
+/* The comm behind an opaque NCCL pointer, or NULL (with a WARN naming `what`) if it is not a
+ * live comm of `kind` (0 = any send/recv/coll comm). Looked up in the registry. */
 struct jaccl_comm_hdr *jaccl_comm_check(void *p, uint32_t kind, const char *what);
+/* jaccl_comm_check for a close: the comm is also unregistered (core/registry.h). */
+struct jaccl_comm_hdr *jaccl_comm_take(void *p, uint32_t kind, const char *what);
 
-/* A registration handle (NCCL's mhandle). */
-#define JACCL_MH_MAGIC 0x4a4d4852u
+/* A registration handle (NCCL's mhandle), registered as JO_MH owned by its comm. */
 struct jaccl_mh {
-    uint32_t magic;
     struct fab_mr *mr;
     char *base;
     size_t len;
@@ -41,12 +41,15 @@ struct jaccl_mh {
 ncclResult_t jaccl_mr_reg(struct jaccl_comm_hdr *c, void *data, size_t size, int type,
                           void **mhandle);
 ncclResult_t jaccl_mr_dereg(struct jaccl_comm_hdr *c, void *mhandle);
+/* A closing comm's handles that NCCL never deregistered: unregistered and released. */
+void jaccl_mr_drop_all(struct jaccl_comm_hdr *c);
 /* What a failed completion on ep means for NCCL (ncclRemoteError when the peer is to blame,
  * else ncclSystemError), and in *why the reason: the endpoint's own if it has one, else the
  * status's name. */
 ncclResult_t jaccl_wc_failure(const struct fab_ops *ops, struct fab_ep *ep, enum fab_wc_status st,
                               const char **why);
-/* mh must be ours and cover [p, p+len); len 0 always passes. WARNs on failure. */
+/* mh must be a live memory handle and cover [p, p+len); len 0 always passes. WARNs on
+ * failure. */
 int jaccl_mh_covers(const struct jaccl_mh *mh, const void *p, size_t len, const char *what);
 
 #endif

@@ -4,27 +4,36 @@
 #include <stdlib.h>
 
 #include "core/comm.h"
+#include "core/registry.h"
 #include "core/state.h"
 #include "util/log.h"
 
+static uint32_t obj_kind(uint32_t comm_kind)
+{
+    switch (comm_kind) {
+    case JC_LISTEN:
+        return JO_LISTEN;
+    case JC_SEND:
+        return JO_SEND;
+    case JC_RECV:
+        return JO_RECV;
+    case JC_COLL_LISTEN:
+        return JO_COLL_LISTEN;
+    case JC_COLL:
+        return JO_COLL;
+    default:
+        return JO_SEND | JO_RECV | JO_COLL;
+    }
+}
+
 struct jaccl_comm_hdr *jaccl_comm_check(void *p, uint32_t kind, const char *what)
 {
-    struct jaccl_comm_hdr *c = p;
-    if (!c) {
-        JWARN("%s: NULL comm", what);
-        return NULL;
-    }
-    if (c->kind == JC_DEAD) {
-        JWARN("%s: comm %p was already closed", what, p);
-        return NULL;
-    }
-    int ok = kind ? c->kind == kind
-                  : (c->kind == JC_SEND || c->kind == JC_RECV || c->kind == JC_COLL);
-    if (!ok) {
-        JWARN("%s: %p is not a jaccl comm of the right kind", what, p);
-        return NULL;
-    }
-    return c;
+    return jaccl_reg_find(p, obj_kind(kind), what, NULL);
+}
+
+struct jaccl_comm_hdr *jaccl_comm_take(void *p, uint32_t kind, const char *what)
+{
+    return jaccl_reg_take(p, obj_kind(kind), what, NULL);
 }
 
 ncclResult_t jaccl_mr_reg(struct jaccl_comm_hdr *c, void *data, size_t size, int type,
@@ -50,30 +59,45 @@ ncclResult_t jaccl_mr_reg(struct jaccl_comm_hdr *c, void *data, size_t size, int
         free(mh);
         return ncclSystemError;
     }
-    mh->magic = JACCL_MH_MAGIC;
     mh->base = data;
     mh->len = size;
     mh->owner = c;
+    if (jaccl_reg_add(mh, sizeof(*mh), 1, JO_MH, c) != 0) {
+        jaccl_fabric()->mr_dereg(mh->mr);
+        free(mh);
+        return ncclSystemError;
+    }
     *mhandle = mh;
     return ncclSuccess;
 }
 
+static void mh_release(void *obj)
+{
+    struct jaccl_mh *mh = obj;
+    jaccl_fabric()->mr_dereg(mh->mr);
+    free(mh);
+}
+
 ncclResult_t jaccl_mr_dereg(struct jaccl_comm_hdr *c, void *mhandle)
 {
-    struct jaccl_mh *mh = mhandle;
-    if (!mh || mh->magic != JACCL_MH_MAGIC) {
-        JWARN("deregMr: %p is not a jaccl memory handle", mhandle);
+    const char *what = c->kind == JC_COLL ? "CollNet deregMr" : "deregMr";
+    void *owner = NULL;
+    struct jaccl_mh *mh = jaccl_reg_find(mhandle, JO_MH, what, &owner);
+    if (!mh)
+        return ncclInternalError;
+    if (owner != c) {
+        JWARN("%s: %p was registered on another comm", what, mhandle);
         return ncclInvalidArgument;
     }
-    if (mh->owner != c) {
-        JWARN("%sderegMr: %p was registered on another comm", c->kind == JC_COLL ? "CollNet " : "",
-              mhandle);
-        return ncclInvalidArgument;
-    }
-    jaccl_fabric()->mr_dereg(mh->mr);
-    mh->magic = 0;
-    free(mh);
+    if (!jaccl_reg_take(mh, JO_MH, what, NULL))
+        return ncclInternalError; /* a racing deregMr got it first */
+    mh_release(mh);
     return ncclSuccess;
+}
+
+void jaccl_mr_drop_all(struct jaccl_comm_hdr *c)
+{
+    jaccl_reg_drain(c, JO_MH, mh_release);
 }
 
 ncclResult_t jaccl_wc_failure(const struct fab_ops *ops, struct fab_ep *ep, enum fab_wc_status st,
@@ -97,10 +121,8 @@ int jaccl_mh_covers(const struct jaccl_mh *mh, const void *p, size_t len, const 
 {
     if (len == 0)
         return 1;
-    if (!mh || mh->magic != JACCL_MH_MAGIC) {
-        JWARN("%s: missing or invalid memory handle", what);
+    if (!jaccl_reg_find(mh, JO_MH, what, NULL))
         return 0;
-    }
     const char *b = p;
     if (!b || b < mh->base || len > mh->len || (size_t)(b - mh->base) > mh->len - len) {
         JWARN("%s: buffer %p+%zu is outside its registration %p+%zu", what, p, len,

@@ -88,8 +88,8 @@ struct p2p_listen {
 
 /* p2p_comm.c */
 void p2p_comm_free(struct p2p_comm *c);
-/* Last finalize: free closed comms and abandoned connects. */
-void jaccl_p2p_release_closed(void);
+/* finalize(ctx): free the connects of that ctx NCCL never finished. */
+void jaccl_p2p_abandon(void *ctx);
 
 /* p2p_proto.c: all under c->lock */
 void p2p_progress(struct p2p_comm *c);

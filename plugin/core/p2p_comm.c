@@ -5,51 +5,16 @@
 
 #include "abi/api.h"
 #include "core/p2p.h"
+#include "core/registry.h"
 #include "core/state.h"
 #include "util/log.h"
 #include "util/param.h"
 
 /* ---- comm objects ---- */
 
-/* Closed comms stay allocated (marked JC_DEAD) until the last finalize, so a call on a closed
- * comm is caught by its kind instead of reading freed memory. NCCL opens comms at set-up only,
- * so this holds a bounded number of them. */
-static pthread_mutex_t g_grave_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct p2p_comm **g_grave;
-static size_t g_grave_n, g_grave_cap;
-
-static void graveyard_add(struct p2p_comm *c)
-{
-    pthread_mutex_lock(&g_grave_lock);
-    if (g_grave_n == g_grave_cap) {
-        size_t cap = g_grave_cap ? 2 * g_grave_cap : 64;
-        struct p2p_comm **g = realloc(g_grave, cap * sizeof(*g));
-        if (g) {
-            g_grave = g;
-            g_grave_cap = cap;
-        }
-    }
-    if (g_grave_n < g_grave_cap)
-        g_grave[g_grave_n++] = c;
-    else
-        free(c); /* out of memory: lose the use-after-close check, not the memory */
-    pthread_mutex_unlock(&g_grave_lock);
-}
-
-static void pending_abandon_all(void);
-
-void jaccl_p2p_release_closed(void)
-{
-    pending_abandon_all();
-    pthread_mutex_lock(&g_grave_lock);
-    for (size_t i = 0; i < g_grave_n; i++)
-        free(g_grave[i]);
-    free(g_grave);
-    g_grave = NULL;
-    g_grave_n = g_grave_cap = 0;
-    pthread_mutex_unlock(&g_grave_lock);
-}
-
+/* Registered from creation (the comm and its request slots) until p2p_comm_free, which
+ * unregisters first: a call with a closed comm or one of its requests is refused by the
+ * registry and nothing of the comm is kept. */
 static struct p2p_comm *p2p_comm_new(int dev, uint32_t kind, int nlanes)
 {
     const struct fab_ops *ops = jaccl_fabric();
@@ -73,27 +38,36 @@ static struct p2p_comm *p2p_comm_new(int dev, uint32_t kind, int nlanes)
         c->reqs[i].magic = P2P_REQ_MAGIC;
         c->reqs[i].comm = c;
     }
+    uint32_t jo = kind == JC_SEND ? JO_SEND : JO_RECV;
+    if (jaccl_reg_add(c, sizeof(*c), 1, jo, c) != 0) {
+        p2p_comm_free(c);
+        return NULL;
+    }
+    if (jaccl_reg_add(c->reqs, sizeof(c->reqs[0]), P2P_NSLOTS, JO_P2P_REQ, c) != 0) {
+        p2p_comm_free(c);
+        return NULL;
+    }
     return c;
 }
 
 void p2p_comm_free(struct p2p_comm *c)
 {
     const struct fab_ops *ops = jaccl_fabric();
+    jaccl_reg_del(c);
+    jaccl_reg_del(c->reqs);
     if (c->ep)
         ops->ep_close(c->ep);
+    /* Once nothing can land in them any more, and while the fabric is surely up. */
+    jaccl_mr_drop_all(&c->hdr);
     if (c->ctrl_mr)
         ops->mr_dereg(c->ctrl_mr);
     if (c->cq)
         ops->cq_destroy(c->cq);
     if (c->hdr.dom)
         jaccl_domain_put(c->hdr.dev);
-    for (int i = 0; i < P2P_NSLOTS; i++)
-        c->reqs[i].magic = 0;
-    c->hdr.kind = JC_DEAD;
     pthread_mutex_destroy(&c->lock);
     free(c->ctrl);
-    c->ctrl = NULL;
-    graveyard_add(c);
+    free(c);
 }
 
 /* The sender's landing buffers for CTSs must be posted before the receiver can send one. */
@@ -130,19 +104,40 @@ static struct jaccl_conn_setup p2p_setup(struct p2p_comm *c, int ctx_tc)
 
 /* ---- listen / accept ---- */
 
+/* ctx must be a live init context: a listen or connect after its finalize is refused. */
+static int ctx_ok(void *ctx, const char *what)
+{
+    return jaccl_reg_find(ctx, JO_CTX, what, NULL) != NULL;
+}
+
+static void listen_free(struct p2p_listen *l)
+{
+    jaccl_reg_del(l);
+    if (l->pending)
+        p2p_comm_free(l->pending);
+    if (l->listener)
+        jaccl_listener_close(l->listener);
+    free(l);
+    jaccl_state_put();
+}
+
 ncclResult_t jaccl_listen(void *ctx, int dev, void *handle, void **listenComm)
 {
     if (!listenComm || !handle)
         return ncclInvalidArgument;
     *listenComm = NULL;
+    if (!ctx_ok(ctx, "listen"))
+        return ncclInternalError;
     union jaccl_sockaddr addr;
     if (dev < 0 || dev >= jaccl_ndevs() || jaccl_dev_addr(dev, &addr) != 0) {
         JWARN("listen: invalid device %d (have %d)", dev, jaccl_ndevs());
         return ncclInvalidArgument;
     }
     struct p2p_listen *l = calloc(1, sizeof(*l));
-    if (!l)
+    if (!l || jaccl_state_hold() != 0) {
+        free(l);
         return ncclSystemError;
+    }
     l->hdr.kind = JC_LISTEN;
     l->hdr.dev = dev;
     l->ctx_tc = jaccl_ctx_traffic_class(ctx);
@@ -150,9 +145,11 @@ ncclResult_t jaccl_listen(void *ctx, int dev, void *handle, void **listenComm)
     l->nlanes = (int)jaccl_param_int(jaccl_fabric_id() == 1 ? JP_NSOCKS : JP_QPS_PER_CONN);
     struct jaccl_handle h = {.kind = JH_P2P, .nlanes = (uint8_t)l->nlanes};
     int rc = jaccl_listener_open(dev, &addr, &h, &l->listener);
+    if (rc == 0 && jaccl_reg_add(l, sizeof(*l), 1, JO_LISTEN, l) != 0)
+        rc = -ENOMEM;
     if (rc != 0) {
         JWARN("listen on device %d failed: %s", dev, strerror(-rc));
-        free(l);
+        listen_free(l);
         return ncclSystemError;
     }
     jaccl_handle_encode(&h, handle);
@@ -168,7 +165,7 @@ ncclResult_t jaccl_accept(void *listenComm, void **recvComm,
     *recvComm = NULL;
     struct p2p_listen *l = (struct p2p_listen *)jaccl_comm_check(listenComm, JC_LISTEN, "accept");
     if (!l)
-        return ncclInvalidArgument;
+        return ncclInternalError;
     if (!l->pending) {
         l->pending = p2p_comm_new(l->hdr.dev, JC_RECV, l->nlanes);
         if (!l->pending)
@@ -192,21 +189,22 @@ ncclResult_t jaccl_accept(void *listenComm, void **recvComm,
 ncclResult_t jaccl_close_listen(void *listenComm)
 {
     struct p2p_listen *l =
-            (struct p2p_listen *)jaccl_comm_check(listenComm, JC_LISTEN, "closeListen");
+            (struct p2p_listen *)jaccl_comm_take(listenComm, JC_LISTEN, "closeListen");
     if (!l)
-        return ncclInvalidArgument;
-    if (l->pending)
-        p2p_comm_free(l->pending);
-    jaccl_listener_close(l->listener);
-    l->hdr.kind = JC_DEAD;
-    free(l);
+        return ncclInternalError;
+    listen_free(l);
     return ncclSuccess;
 }
 
-/* ---- connect: NCCL calls again with the same handle buffer until a comm comes back ---- */
+/* ---- connect: NCCL calls again with the same handle until a comm comes back ---- */
 
+/* A connect in progress is resumed only by a call with the same ctx, device and handle bytes:
+ * the handle's address alone says nothing (a buffer freed after an abandoned connect may be
+ * reused for another peer's handle). */
 struct pending_connect {
-    void *handle;
+    void *ctx;
+    int dev;
+    unsigned char handle[NCCL_NET_HANDLE_MAXSIZE];
     struct p2p_comm *comm;
     struct jaccl_connector *conn;
     struct pending_connect *next;
@@ -214,32 +212,17 @@ struct pending_connect {
 static pthread_mutex_t g_pend_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pending_connect *g_pend;
 
-static struct pending_connect *pending_take(void *handle)
+static struct pending_connect *pending_take(void *ctx, int dev, const void *handle)
 {
     pthread_mutex_lock(&g_pend_lock);
     struct pending_connect **pp = &g_pend, *p;
-    while ((p = *pp) && p->handle != handle)
+    while ((p = *pp) &&
+           (p->ctx != ctx || p->dev != dev || memcmp(p->handle, handle, sizeof(p->handle)) != 0))
         pp = &p->next;
     if (p)
         *pp = p->next;
     pthread_mutex_unlock(&g_pend_lock);
     return p;
-}
-
-/* A connect NCCL gave up on (abort) never finishes: drop it with the last finalize. */
-static void pending_abandon_all(void)
-{
-    pthread_mutex_lock(&g_pend_lock);
-    struct pending_connect *p = g_pend;
-    g_pend = NULL;
-    pthread_mutex_unlock(&g_pend_lock);
-    while (p) {
-        struct pending_connect *next = p->next;
-        jaccl_connector_abort(p->conn);
-        p2p_comm_free(p->comm);
-        free(p);
-        p = next;
-    }
 }
 
 static void pending_put(struct pending_connect *p)
@@ -250,7 +233,32 @@ static void pending_put(struct pending_connect *p)
     pthread_mutex_unlock(&g_pend_lock);
 }
 
-static struct pending_connect *connect_start(int dev, void *handle, int ctx_tc)
+/* finalize(ctx): nobody can resume that ctx's connects any more (NCCL gave up on them). */
+void jaccl_p2p_abandon(void *ctx)
+{
+    pthread_mutex_lock(&g_pend_lock);
+    struct pending_connect **pp = &g_pend, *mine = NULL;
+    while (*pp) {
+        struct pending_connect *p = *pp;
+        if (p->ctx == ctx) {
+            *pp = p->next;
+            p->next = mine;
+            mine = p;
+        } else {
+            pp = &p->next;
+        }
+    }
+    pthread_mutex_unlock(&g_pend_lock);
+    while (mine) {
+        struct pending_connect *next = mine->next;
+        jaccl_connector_abort(mine->conn);
+        p2p_comm_free(mine->comm);
+        free(mine);
+        mine = next;
+    }
+}
+
+static struct pending_connect *connect_start(void *ctx, int dev, void *handle, int ctx_tc)
 {
     struct jaccl_handle h;
     const char *why;
@@ -265,7 +273,9 @@ static struct pending_connect *connect_start(int dev, void *handle, int ctx_tc)
     struct pending_connect *p = calloc(1, sizeof(*p));
     if (!p)
         return NULL;
-    p->handle = handle;
+    p->ctx = ctx;
+    p->dev = dev;
+    memcpy(p->handle, handle, sizeof(p->handle));
     p->comm = p2p_comm_new(dev, JC_SEND, h.nlanes);
     if (p->comm) {
         jaccl_sockaddr_str(&h.addr, p->comm->peer, sizeof(p->comm->peer));
@@ -288,16 +298,18 @@ ncclResult_t jaccl_connect(void *ctx, int dev, void *handle, void **sendComm,
 ncclResult_t jaccl_connect_tclass(void *ctx, int trafficClass, int dev, void *handle,
                                   void **sendComm, ncclNetDeviceHandle_v11_t **sendDevComm)
 {
-    int tc = trafficClass >= 0 ? trafficClass : jaccl_ctx_traffic_class(ctx);
     if (!sendComm || !handle)
         return ncclInvalidArgument;
     *sendComm = NULL;
+    if (!ctx_ok(ctx, "connect"))
+        return ncclInternalError;
+    int tc = trafficClass >= 0 ? trafficClass : jaccl_ctx_traffic_class(ctx);
     if (dev < 0 || dev >= jaccl_ndevs()) {
         JWARN("connect: invalid device %d (have %d)", dev, jaccl_ndevs());
         return ncclInvalidArgument;
     }
-    struct pending_connect *p = pending_take(handle);
-    if (!p && !(p = connect_start(dev, handle, tc)))
+    struct pending_connect *p = pending_take(ctx, dev, handle);
+    if (!p && !(p = connect_start(ctx, dev, handle, tc)))
         return ncclInvalidArgument;
     struct fab_ep *ep = NULL;
     int r = jaccl_connector_step(p->conn, &ep);
@@ -321,9 +333,9 @@ ncclResult_t jaccl_connect_tclass(void *ctx, int trafficClass, int dev, void *ha
 
 static ncclResult_t close_comm(void *comm, uint32_t kind, const char *what)
 {
-    struct p2p_comm *c = (struct p2p_comm *)jaccl_comm_check(comm, kind, what);
+    struct p2p_comm *c = (struct p2p_comm *)jaccl_comm_take(comm, kind, what);
     if (!c)
-        return ncclInvalidArgument;
+        return ncclInternalError;
     p2p_comm_free(c);
     return ncclSuccess;
 }
@@ -341,13 +353,13 @@ ncclResult_t jaccl_close_recv(void *recvComm)
 ncclResult_t jaccl_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle)
 {
     struct jaccl_comm_hdr *c = jaccl_comm_check(comm, 0, "regMr");
-    return c ? jaccl_mr_reg(c, data, size, type, mhandle) : ncclInvalidArgument;
+    return c ? jaccl_mr_reg(c, data, size, type, mhandle) : ncclInternalError;
 }
 
 ncclResult_t jaccl_dereg_mr(void *comm, void *mhandle)
 {
     struct jaccl_comm_hdr *c = jaccl_comm_check(comm, 0, "deregMr");
-    return c ? jaccl_mr_dereg(c, mhandle) : ncclInvalidArgument;
+    return c ? jaccl_mr_dereg(c, mhandle) : ncclInternalError;
 }
 
 ncclResult_t jaccl_iflush(void *recvComm, int n, void **data, int *sizes, void **mhandles,
@@ -356,5 +368,5 @@ ncclResult_t jaccl_iflush(void *recvComm, int n, void **data, int *sizes, void *
     /* Host memory only: there is never anything to flush (NCCL only flushes GDR buffers). */
     if (request)
         *request = NULL;
-    return ncclSuccess;
+    return jaccl_comm_check(recvComm, JC_RECV, "iflush") ? ncclSuccess : ncclInternalError;
 }

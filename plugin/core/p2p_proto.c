@@ -7,6 +7,7 @@
 
 #include "abi/api.h"
 #include "core/p2p.h"
+#include "core/registry.h"
 #include "core/state.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -145,7 +146,7 @@ ncclResult_t jaccl_irecv(void *recvComm, int n, void **data, size_t *sizes, int 
     *request = NULL; /* NCCL may have preloaded 0x1 */
     struct p2p_comm *c = (struct p2p_comm *)jaccl_comm_check(recvComm, JC_RECV, "irecv");
     if (!c)
-        return ncclInvalidArgument;
+        return ncclInternalError;
     if (n != 1 || !data || !sizes || !tags || !mhandles) {
         JWARN("irecv: %d buffers requested; jaccl reports maxRecvs = 1", n);
         return ncclInvalidArgument;
@@ -236,7 +237,7 @@ ncclResult_t jaccl_isend(void *sendComm, void *data, size_t size, int tag, void 
     *request = NULL;
     struct p2p_comm *c = (struct p2p_comm *)jaccl_comm_check(sendComm, JC_SEND, "isend");
     if (!c)
-        return ncclInvalidArgument;
+        return ncclInternalError;
     if (!jaccl_mh_covers(mhandle, data, size, "isend"))
         return ncclInvalidArgument;
     pthread_mutex_lock(&c->lock);
@@ -270,13 +271,17 @@ static void warn_if_stuck(struct p2p_comm *c, struct p2p_req *r)
 
 ncclResult_t jaccl_test(void *request, int *done, int *sizes)
 {
-    struct p2p_req *r = request;
-    if (!done || !r || r->magic != P2P_REQ_MAGIC || !r->used) {
-        JWARN("test: %p is not a live jaccl request", request);
-        return ncclInvalidArgument;
-    }
+    struct p2p_req *r = jaccl_reg_find(request, JO_P2P_REQ, "test", NULL);
+    if (!r || !done)
+        return ncclInternalError;
     struct p2p_comm *c = r->comm;
     pthread_mutex_lock(&c->lock);
+    if (!r->used) {
+        pthread_mutex_unlock(&c->lock);
+        JWARN("test: request %p to/from %s is not in flight (already completed?)", request,
+              c->peer);
+        return ncclInternalError;
+    }
     *done = 0;
     p2p_progress(c);
     ncclResult_t rc = c->error;

@@ -1,8 +1,10 @@
 /* Process-wide state: refcounted init/finalize over one fabric and its devices.
  *
  * NCCL 2.28 calls v11 init/finalize once per communicator, from several threads, and dlcloses
- * the library after the last finalize; so the first init opens the fabric, the last finalize
- * closes it (the fabric joins its threads there), and everything in between shares it. */
+ * the library after the last finalize. The fabric is opened by the first init and held by
+ * every init context, every listen comm and every domain (which every other comm holds); it
+ * is closed (the fabric joins its threads there) when the last of them goes. So a finalize
+ * with comms still open leaves the fabric to them, and their last close shuts it down. */
 #define _GNU_SOURCE /* recursive mutex initializer */
 #include <pthread.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 
 #include "abi/api.h"
 #include "core/p2p.h"
+#include "core/registry.h"
 #include "core/state.h"
 #include "core/version.h"
 #include "fabric/tcp/tcp.h"
@@ -20,9 +23,10 @@
 
 #define MAX_DEVS 64
 
-/* What init hands NCCL, one per call: finalize frees it and drops that call's reference.
- * It keeps what NCCL configured for that communicator: listen and connect get the ctx and
- * apply it to the comms they make (accept and the data path do not, so comms copy it). */
+/* What init hands NCCL, one per call (registered as JO_CTX): finalize unregisters and frees
+ * it and drops that call's reference. Its connects in progress are keyed by it. It keeps what
+ * NCCL configured for that communicator: listen and connect get the ctx and apply it to the
+ * comms they make (accept and the data path do not, so comms copy it). */
 struct jaccl_ctx {
     int traffic_class; /* -1 = none given */
 };
@@ -46,9 +50,10 @@ void jaccl_qos_fill(int ctx_tc, struct fab_ep_attr *attr)
     attr->sl = sl;
 }
 
-/* Recursive: the last finalize releases leftover comms, which give their domains back. */
+/* Recursive: a teardown reached from domain_put may run inside a caller's locked section. */
 static pthread_mutex_t g_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
-static int g_refs;
+static int g_ctxs;  /* live init contexts */
+static int g_holds; /* listen comms */
 static const struct fab_ops *g_ops;
 static int g_ndevs;
 static struct {
@@ -174,6 +179,21 @@ static ncclResult_t fabric_open(void)
     return ncclSuccess;
 }
 
+/* Closes the fabric once nothing holds it: no init context, listener or domain. Caller holds
+ * g_lock. */
+static void teardown_if_unused(void)
+{
+    if (!g_ops || g_ctxs > 0 || g_holds > 0)
+        return;
+    for (int i = 0; i < g_ndevs; i++)
+        if (g_dom[i].refs > 0)
+            return;
+    g_ops->fini();
+    g_ops = NULL;
+    g_ndevs = 0;
+    jaccl_param_reset();
+}
+
 ncclResult_t jaccl_init(void **ctx, uint64_t commId, ncclNetCommConfig_v11_t *config,
                         ncclDebugLogger_t logFunction, ncclProfilerCallback_t profFunction)
 {
@@ -192,19 +212,20 @@ ncclResult_t jaccl_init(void **ctx, uint64_t commId, ncclNetCommConfig_v11_t *co
               (unsigned long long)commId, c->traffic_class);
     ncclResult_t rc = ncclSuccess;
     pthread_mutex_lock(&g_lock);
-    if (g_refs == 0)
+    if (!g_ops)
         rc = fabric_open();
+    if (rc == ncclSuccess && ctx && jaccl_reg_add(c, sizeof(*c), 1, JO_CTX, NULL) != 0)
+        rc = ncclSystemError;
     if (rc == ncclSuccess)
-        g_refs++;
+        g_ctxs++;
+    else
+        teardown_if_unused();
     pthread_mutex_unlock(&g_lock);
-    if (rc != ncclSuccess) {
+    if (rc != ncclSuccess || !ctx) {
         free(c);
         return rc;
     }
-    if (ctx)
-        *ctx = c;
-    else
-        free(c);
+    *ctx = c;
     return ncclSuccess;
 }
 
@@ -212,18 +233,21 @@ ncclResult_t jaccl_finalize(void *ctx)
 {
     if (!ctx)
         return ncclSuccess; /* NCCL calls finalize even after a failed init */
+    if (!jaccl_reg_take(ctx, JO_CTX, "finalize", NULL))
+        return ncclInternalError;
+    jaccl_p2p_abandon(ctx);
     free(ctx);
     pthread_mutex_lock(&g_lock);
-    if (g_refs > 0 && --g_refs == 0) {
-        for (int i = 0; i < g_ndevs; i++) {
-            if (g_dom[i].refs > 0)
-                JWARN("device %d still has %d open comm(s) at finalize", i, g_dom[i].refs);
-        }
-        jaccl_p2p_release_closed();
-        g_ops->fini();
-        g_ops = NULL;
-        g_ndevs = 0;
-        jaccl_param_reset();
+    if (g_ctxs > 0 && --g_ctxs == 0 && g_ops) {
+        int open = g_holds;
+        for (int i = 0; i < g_ndevs; i++)
+            open += g_dom[i].refs;
+        if (open)
+            JINFO(NCCL_INIT | NCCL_NET,
+                  "last finalize with %d comm(s) or listener(s) still open: the fabric stays up "
+                  "until the last of them is closed",
+                  open);
+        teardown_if_unused();
     }
     pthread_mutex_unlock(&g_lock);
     return ncclSuccess;
@@ -234,7 +258,7 @@ ncclResult_t jaccl_devices(int *ndev)
     if (!ndev)
         return ncclInvalidArgument;
     pthread_mutex_lock(&g_lock);
-    *ndev = g_refs > 0 ? g_ndevs : 0;
+    *ndev = g_ctxs > 0 ? g_ndevs : 0;
     pthread_mutex_unlock(&g_lock);
     return ncclSuccess;
 }
@@ -270,14 +294,15 @@ ncclResult_t jaccl_get_properties(int dev, ncclNetProperties_v11_t *props)
 
 ncclResult_t jaccl_set_net_attr(void *ctx, ncclNetAttr_v11_t *netAttr)
 {
-    return ncclSuccess; /* hints only; the fabric has no per-flow knobs to turn yet */
+    /* hints only; the fabric has no per-flow knobs to turn yet */
+    return jaccl_reg_find(ctx, JO_CTX, "setNetAttr", NULL) ? ncclSuccess : ncclInternalError;
 }
 
 struct fab_domain *jaccl_domain_get(int dev)
 {
     struct fab_domain *d = NULL;
     pthread_mutex_lock(&g_lock);
-    if (g_refs > 0 && dev >= 0 && dev < g_ndevs) {
+    if (g_ops && dev >= 0 && dev < g_ndevs) {
         if (g_dom[dev].refs == 0 && g_ops->domain_open(dev, &g_dom[dev].dom) != 0)
             g_dom[dev].dom = NULL;
         if (g_dom[dev].dom) {
@@ -295,6 +320,26 @@ void jaccl_domain_put(int dev)
     if (dev >= 0 && dev < MAX_DEVS && g_dom[dev].refs > 0 && --g_dom[dev].refs == 0) {
         g_ops->domain_close(g_dom[dev].dom);
         g_dom[dev].dom = NULL;
+        teardown_if_unused();
+    }
+    pthread_mutex_unlock(&g_lock);
+}
+
+int jaccl_state_hold(void)
+{
+    pthread_mutex_lock(&g_lock);
+    int ok = g_ops != NULL;
+    g_holds += ok;
+    pthread_mutex_unlock(&g_lock);
+    return ok ? 0 : -1;
+}
+
+void jaccl_state_put(void)
+{
+    pthread_mutex_lock(&g_lock);
+    if (g_holds > 0) {
+        g_holds--;
+        teardown_if_unused();
     }
     pthread_mutex_unlock(&g_lock);
 }

@@ -22,6 +22,11 @@ int jaccl_dev_addr(int dev, union jaccl_sockaddr *out);
 struct fab_domain *jaccl_domain_get(int dev);
 void jaccl_domain_put(int dev);
 
+/* A listen comm's hold on the fabric (comms hold it through their domain): the fabric stays
+ * open until the last init context, hold and domain are gone. hold: 0, or -1 if no fabric. */
+int jaccl_state_hold(void);
+void jaccl_state_put(void);
+
 /* Liveness deadline (NCCL_JACCL_TIMEOUT) in ns. */
 uint64_t jaccl_timeout_ns(void);
 

@@ -17,6 +17,15 @@ static int expect_invalid(ncclResult_t rc, unsigned mark, const char *needle, co
     return ok & MP_CHECK(mp_warn_seen(mark, needle), "%s: no WARN mentioning '%s'", what, needle);
 }
 
+/* A pointer that is not (or no longer) a live object of the kind the call takes is misuse:
+ * ncclInternalError and a WARN, and nothing is read through it (the ASan build proves that). */
+static int expect_misuse(ncclResult_t rc, unsigned mark, const char *needle, const char *what)
+{
+    int ok = MP_CHECK(rc == ncclInternalError, "%s: returned %s, expected ncclInternalError", what,
+                      mp_result_str(rc));
+    return ok & MP_CHECK(mp_warn_seen(mark, needle), "%s: no WARN mentioning '%s'", what, needle);
+}
+
 /* Every call here must fail on its own, before anything is queued. */
 static int bad_reduce_args(struct cn *n, struct cn_buf *a, struct cn_buf *b)
 {
@@ -80,9 +89,9 @@ static int bad_calls(struct cn *n)
     ok &= bad_reduce_args(n, &a, &b);
     ok &= bad_window_args(n, &a, &b);
     unsigned m = mp_log_mark();
-    ok &= expect_invalid(cn_test(n, NULL, &done, NULL), m, "request", "test(NULL)");
+    ok &= expect_misuse(cn_test(n, NULL, &done, NULL), m, "request", "test(NULL)");
     m = mp_log_mark();
-    ok &= expect_invalid(cn_test(n, a.p, &done, NULL), m, "request", "test(garbage)");
+    ok &= expect_misuse(cn_test(n, a.p, &done, NULL), m, "request", "test(garbage)");
     int sup = -1;
     for (int t = 0; t < 12; t++)
         for (int op = 0; op < 4; op++)
@@ -100,18 +109,27 @@ static int bad_calls(struct cn *n)
 
 static int after_close(struct cn *n)
 {
-    void *cc = n->cc, *req = NULL, *mh = NULL;
+    void *cc = n->cc, *req = NULL, *mh = NULL, *old = NULL;
     char buf[64];
-    int ok = MP_OK(cn_close(n, cc));
+    int ok = MP_OK(cn_regmr(n, buf, sizeof(buf), &mh));
+    ok &= MP_OK(cn_allreduce(n, buf, buf, 4, ncclInt32, ncclSum, mh, mh, &old));
+    ok &= MP_CHECK(old != NULL, "a first all-reduce on an idle comm must be queued");
+    ok &= old && MP_OK(cn_wait(n, old, mp_scaled(20)));
+    /* closed with the handle still registered: the close releases it */
+    ok &= MP_OK(cn_close(n, cc));
     n->cc = NULL;
     unsigned m = mp_log_mark();
-    ok &= expect_invalid(n->v11->iallreduce(cc, buf, buf, 4, ncclInt32, ncclSum, NULL, NULL, &req),
-                         m, "closed", "iallreduce after close");
+    ok &= expect_misuse(n->v11->iallreduce(cc, buf, buf, 4, ncclInt32, ncclSum, NULL, NULL, &req),
+                        m, "closed", "iallreduce after close");
     m = mp_log_mark();
-    ok &= expect_invalid(n->v11->regMr(cc, buf, 64, NCCL_PTR_HOST, &mh), m, "closed",
-                         "regMr after close");
+    ok &= expect_misuse(n->v11->regMr(cc, buf, 64, NCCL_PTR_HOST, &mh), m, "closed",
+                        "regMr after close");
     m = mp_log_mark();
-    ok &= expect_invalid(n->v11->closeColl(cc), m, "closed", "closeColl twice");
+    int done = 0;
+    ok &= expect_misuse(n->v11->test(old, &done, NULL), m, "closed",
+                        "test of a closed comm's request");
+    m = mp_log_mark();
+    ok &= expect_misuse(n->v11->closeColl(cc), m, "closed", "closeColl twice");
     return ok;
 }
 
