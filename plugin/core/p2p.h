@@ -92,6 +92,7 @@ void jaccl_p2p_release_closed(void);
 
 /* p2p_proto.c: all under c->lock */
 void p2p_progress(struct p2p_comm *c);
+void p2p_close_failed(struct p2p_comm *c);
 ncclResult_t p2p_fail(struct p2p_comm *c, ncclResult_t rc, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 

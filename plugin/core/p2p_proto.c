@@ -69,11 +69,19 @@ static void on_chunk(struct p2p_comm *c, const struct fab_wc *wc)
 static void on_wc(struct p2p_comm *c, const struct fab_wc *wc)
 {
     if (wc->status != FAB_WC_OK) {
+        if (c->error != ncclSuccess)
+            return; /* the flush of a comm already failed (its endpoint may be closed) */
         const char *why;
         ncclResult_t rc = jaccl_wc_failure(jaccl_fabric(), c->ep, wc->status, &why);
         p2p_fail(c, rc, "%s", why);
         return;
     }
+    /* After a failure only data completions still count: a request whose bytes got through
+     * before the peer went away is complete (the flush comes after them on each lane, but
+     * another lane's success may follow it in the CQ). */
+    if (c->error != ncclSuccess && P2P_WR_TYPE(wc->wr_id) != WR_DATA_RECV &&
+        P2P_WR_TYPE(wc->wr_id) != WR_DATA_WRITE)
+        return;
     switch (P2P_WR_TYPE(wc->wr_id)) {
     case WR_CTRL_RECV:
         on_cts(c, wc);
@@ -92,13 +100,27 @@ static void on_wc(struct p2p_comm *c, const struct fab_wc *wc)
     }
 }
 
+/* Drains the CQ even once the comm has failed, so that completions queued behind the failure
+ * still finish their requests. */
 void p2p_progress(struct p2p_comm *c)
 {
     struct fab_wc wc[16];
     int n;
-    while (c->error == ncclSuccess && (n = jaccl_fabric()->cq_poll(c->cq, wc, 16)) > 0)
+    while ((n = jaccl_fabric()->cq_poll(c->cq, wc, 16)) > 0)
         for (int i = 0; i < n; i++)
             on_wc(c, &wc[i]);
+    p2p_close_failed(c);
+}
+
+/* A comm that failed, for whatever reason, closes its endpoint at once: the peer then fails
+ * promptly instead of waiting for NCCL to close this side, and no buffer is touched again.
+ * Completions already queued stay in the CQ and are still polled (see on_wc). */
+void p2p_close_failed(struct p2p_comm *c)
+{
+    if (c->error == ncclSuccess || !c->ep)
+        return;
+    jaccl_fabric()->ep_close(c->ep);
+    c->ep = NULL;
 }
 
 /* ---- receive ---- */
@@ -167,6 +189,7 @@ ncclResult_t jaccl_irecv(void *recvComm, int n, void **data, size_t *sizes, int 
         if (rc == ncclSuccess)
             *request = r;
     }
+    p2p_close_failed(c);
     pthread_mutex_unlock(&c->lock);
     return rc;
 }
@@ -244,6 +267,7 @@ ncclResult_t jaccl_isend(void *sendComm, void *data, size_t size, int tag, void 
     ncclResult_t rc = c->error;
     if (rc == ncclSuccess)
         rc = start_send(c, data, size, tag, mhandle, request);
+    p2p_close_failed(c);
     pthread_mutex_unlock(&c->lock);
     return rc;
 }
@@ -280,7 +304,9 @@ ncclResult_t jaccl_test(void *request, int *done, int *sizes)
     *done = 0;
     p2p_progress(c);
     ncclResult_t rc = c->error;
-    if (rc == ncclSuccess && req_done(r)) {
+    /* A request whose data got through is done, whatever broke the comm afterwards: NCCL's
+     * proxy keeps testing its last sends after the peer destroyed its communicator. */
+    if (req_done(r)) {
         if (r->trunc && !r->is_send)
             JWARN("message truncated: %s sent more than the %zu bytes posted (seq %u)", c->peer,
                   r->cap, r->seq);
