@@ -144,7 +144,7 @@ static ncclResult_t post_irecv(struct p2p_comm *c, struct p2p_req *r, void *data
     }
     struct fab_remote_buf rb = {0, 0};
     if (cap > 0)
-        rb = ops->mr_remote(mh->mr, data);
+        rb = ops->mr_remote(mh->mr, c->ep, data);
     struct p2p_cts *cts = &c->ctrl[r->seq % P2P_CTRL_BUFS];
     *cts = (struct p2p_cts){.magic = P2P_CTS_MAGIC,
                             .seq = r->seq,

@@ -117,7 +117,13 @@ struct fab_ops {
     /* Registration: any byte range, overlapping ranges allowed (each gets its own mr). */
     int (*mr_reg)(struct fab_domain *dom, void *addr, size_t len, struct fab_mr **out);
     void (*mr_dereg)(struct fab_mr *mr);
-    struct fab_remote_buf (*mr_remote)(struct fab_mr *mr, void *addr);
+    /* Advertises mr on ep: the returned address + rkey, sent to ep's peer, lets that peer
+     * WRITE_IMM into mr through ep. Keys are unguessable (TCP: 64 random bits per registration;
+     * verbs: the NIC's). A WRITE_IMM is valid only for a live registration advertised on the
+     * endpoint it arrives on; anything else fails that endpoint with FAB_WC_REMOTE_ACCESS, so a
+     * connected peer cannot reach another endpoint's memory. TCP enforces it per endpoint;
+     * verbs as far as the NIC does, per protection domain (one per fabric domain). */
+    struct fab_remote_buf (*mr_remote)(struct fab_mr *mr, struct fab_ep *ep, void *addr);
 
     /* Completion queues. cq_wait blocks until cq_poll may return something or the deadline
      * (absolute, jaccl_now_ns() scale) passes: returns 0, or -ETIMEDOUT. It sleeps in the

@@ -194,7 +194,7 @@ static void test_mr_cache(void **st)
     assert_int_equal(fab_verbs_ops.mr_reg(F.dom, buf, sizeof(buf), &a), 0);
     assert_int_equal(fab_verbs_ops.mr_reg(F.dom, buf + 100, 5000, &b), 0);
     assert_int_equal(fk_nreg, base + 1);
-    rb = fab_verbs_ops.mr_remote(b, buf + 200);
+    rb = fab_verbs_ops.mr_remote(b, F.a, buf + 200);
     assert_int_equal(rb.addr, (uint64_t)(uintptr_t)(buf + 200));
     assert_int_equal(rb.rkey, a->rkey);
     fab_verbs_ops.mr_dereg(a);

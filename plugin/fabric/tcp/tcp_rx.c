@@ -68,12 +68,13 @@ static int tcp_rx_check_write(struct fab_ep *ep, struct tcp_lane *l, const struc
 
     if (m->len == 0)
         return 0;
-    if (fab_tcp_mr_pin(ep->dom, m->rkey, m->raddr, m->len, &mr) == 0) {
+    if (fab_tcp_mr_pin(ep, m->rkey, m->raddr, m->len, &mr) == 0) {
         fab_tcp_mr_unpin(mr);
         return 0;
     }
     fab_tcp_ep_fail(ep, FAB_WC_REMOTE_ACCESS, l->idx,
-                    "wrote %u bytes at 0x%llx with key 0x%llx, outside any live registration",
+                    "wrote %u bytes at 0x%llx with key 0x%llx, outside the live registrations "
+                    "advertised on this connection",
                     m->len, (unsigned long long)m->raddr, (unsigned long long)m->rkey);
     return -1;
 }
@@ -195,7 +196,7 @@ static ssize_t tcp_rx_payload(struct fab_ep *ep, struct tcp_lane *l)
     if (rx->msg.op == TCP_OP_SEND) {
         dst = rx->wr.buf + rx->got;
     } else {
-        if (fab_tcp_mr_pin(ep->dom, rx->msg.rkey, rx->msg.raddr, rx->msg.len, &mr)) {
+        if (fab_tcp_mr_pin(ep, rx->msg.rkey, rx->msg.raddr, rx->msg.len, &mr)) {
             fab_tcp_ep_fail(ep, FAB_WC_REMOTE_ACCESS, l->idx,
                             "wrote into memory deregistered while the write landed");
             return -1;
