@@ -565,6 +565,49 @@ static void test_keys_random(void **state)
     }
 }
 
+/* The peer closes its lanes one after the other (as a process exit does, in no set order): a
+ * lane closed between frames fails nothing while another lane still delivers what was sent
+ * before; only what did not get through fails, once every lane is closed. */
+static void test_lane_eof_keeps_other_lanes(void **state)
+{
+    struct fab_ep_attr a = attr_of(2, 4, 0);
+    unsigned char msg[300], got[300];
+    struct fab_domain *dom;
+    struct fab_cq *cq;
+    struct fab_ep *ep;
+    struct tcp_hdr h;
+    struct fab_wc wc;
+    int s[2], raw[2];
+
+    for (int i = 0; i < 2; i++)
+        tcp_pair(&raw[i], &s[i]);
+    assert_int_equal(F->domain_open(0, &dom), 0);
+    assert_int_equal(F->cq_create(dom, 8, &cq), 0);
+    assert_int_equal(F->ep_create(dom, cq, &a, &ep), 0);
+    assert_int_equal(F->ep_connect(ep, NULL, 0, s, 2), 0);
+    assert_int_equal(F->post_recv(ep, 1, got, sizeof(got), NULL, 1), 0);
+    assert_int_equal(F->post_recv(ep, 0, got, sizeof(got), NULL, 2), 0);
+    close(raw[0]);
+    msleep(50); /* the I/O thread has seen lane 0's EOF */
+    assert_int_equal(F->ep_error(ep, NULL), 0);
+    fill(msg, sizeof(msg), 9);
+    h = tcp_hdr_make(TCP_OP_SEND, sizeof(msg), 0, 0, 0);
+    assert_int_equal(write(raw[1], &h, sizeof(h)), sizeof(h));
+    assert_int_equal(write(raw[1], msg, sizeof(msg)), sizeof(msg));
+    close(raw[1]);
+    assert_int_equal(get_wc(cq, &wc, 5000), 1);
+    assert_int_equal(wc.wr_id, 1);
+    assert_int_equal(wc.status, FAB_WC_OK);
+    assert_int_equal(wc.len, sizeof(msg));
+    assert_memory_equal(got, msg, sizeof(msg));
+    assert_int_equal(get_wc(cq, &wc, 5000), 1);
+    assert_int_equal(wc.wr_id, 2);
+    assert_int_equal(wc.status, FAB_WC_PEER_LOST);
+    F->ep_close(ep);
+    F->cq_destroy(cq);
+    F->domain_close(dom);
+}
+
 /* A raw peer sends half of a big WRITE_IMM, the target deregisters, the peer sends the rest:
  * mr_dereg must not wait for the peer, and no byte may land after it returned. */
 static void test_dereg_while_landing(void **state)
@@ -909,6 +952,7 @@ int main(void)
             cmocka_unit_test(test_write_other_domain),
             cmocka_unit_test(test_write_other_endpoint),
             cmocka_unit_test(test_keys_random),
+            cmocka_unit_test(test_lane_eof_keeps_other_lanes),
             cmocka_unit_test(test_dereg_while_landing),
             cmocka_unit_test(test_no_recv),
             cmocka_unit_test(test_len_err),

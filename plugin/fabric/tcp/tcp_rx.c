@@ -134,6 +134,23 @@ static void tcp_rx_finish(struct fab_ep *ep, struct tcp_lane *l)
     fab_swcq_push(ep->cq, &wc);
 }
 
+/* The peer closed the lane. Between whole frames that fails nothing yet: its other lanes may
+ * still carry data it sent before closing, and RECVs that data fills must complete. The
+ * endpoint fails once every lane is closed, or at once if a frame was cut short. */
+static ssize_t tcp_rx_eof(struct fab_ep *ep, struct tcp_lane *l)
+{
+    if (l->rx.in_msg || l->rx.off < l->rx.end) {
+        fab_tcp_ep_fail(ep, FAB_WC_PEER_LOST, l->idx, "closed the connection in mid-message");
+        return -1;
+    }
+    l->rx.eof = 1;
+    l->rx.drained = 1;
+    if (++ep->neof < ep->nlanes)
+        return TCP_RX_DRY;
+    fab_tcp_ep_fail(ep, FAB_WC_PEER_LOST, l->idx, "closed the connection");
+    return -1;
+}
+
 /* One recvmsg(); bytes read, TCP_RX_DRY, or -1 with the endpoint failed. */
 static ssize_t tcp_rx_read(struct fab_ep *ep, struct tcp_lane *l, struct iovec *iov, int niov)
 {
@@ -149,13 +166,13 @@ static ssize_t tcp_rx_read(struct fab_ep *ep, struct tcp_lane *l, struct iovec *
             asked += iov[i].iov_len;
         /* A short read emptied the socket: whatever comes next raises a new edge, so the
          * EAGAIN-returning recvmsg() that would confirm it can be skipped. */
-        l->rx.drained = (size_t)n < asked;
+        l->rx.drained = (size_t)n < asked && !l->rx.hup;
         return n;
     }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
         return TCP_RX_DRY;
     if (n == 0)
-        fab_tcp_ep_fail(ep, FAB_WC_PEER_LOST, l->idx, "closed the connection");
+        return tcp_rx_eof(ep, l);
     else
         fab_tcp_ep_fail(ep, fab_tcp_errno_status(errno), l->idx, "connection failed: %s",
                         strerror(errno));
@@ -227,6 +244,9 @@ static ssize_t tcp_rx_payload(struct fab_ep *ep, struct tcp_lane *l)
 static ssize_t tcp_rx_step(struct fab_ep *ep, struct tcp_lane *l)
 {
     struct tcp_rx *rx = &l->rx;
+
+    if (rx->eof)
+        return TCP_RX_DRY;
 
     if (rx->in_msg) {
         if (rx->got == rx->msg.len) {
