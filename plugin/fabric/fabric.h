@@ -71,6 +71,7 @@ enum fab_wc_status {
     FAB_WC_NO_RECV,       /* a message arrived with no RECV posted (TCP only; UC would drop it) */
     FAB_WC_PEER_LOST,     /* peer closed, reset, or stayed silent past the liveness deadline */
     FAB_WC_LOCAL_ERR,     /* local resource or system call failure */
+    FAB_WC_PEER_PROTO,    /* the peer broke the wire protocol (corrupt frame, bad message) */
 };
 
 struct fab_wc {

@@ -18,6 +18,8 @@ const char *fab_wc_status_str(enum fab_wc_status s)
         return "peer lost";
     case FAB_WC_LOCAL_ERR:
         return "local error";
+    case FAB_WC_PEER_PROTO:
+        return "protocol violation by the peer";
     }
     return "unknown status";
 }

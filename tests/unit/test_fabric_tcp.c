@@ -565,6 +565,38 @@ static void test_keys_random(void **state)
     }
 }
 
+/* A frame that is not one is the peer's fault: the endpoint fails with PEER_PROTO (which the
+ * core reports as ncclRemoteError), on the RECV it would have consumed. */
+static void test_corrupt_frame_is_peer_proto(void **state)
+{
+    struct fab_ep_attr a = attr_of(1, 4, 0);
+    unsigned char junk[sizeof(struct tcp_hdr)];
+    struct fab_domain *dom;
+    struct fab_cq *cq;
+    struct fab_ep *ep;
+    const char *why;
+    struct fab_wc wc;
+    int s, raw;
+
+    tcp_pair(&raw, &s);
+    assert_int_equal(F->domain_open(0, &dom), 0);
+    assert_int_equal(F->cq_create(dom, 4, &cq), 0);
+    assert_int_equal(F->ep_create(dom, cq, &a, &ep), 0);
+    assert_int_equal(F->ep_connect(ep, NULL, 0, &s, 1), 0);
+    assert_int_equal(F->post_recv(ep, 0, NULL, 0, NULL, 1), 0);
+    memset(junk, 0x77, sizeof(junk));
+    assert_int_equal(write(raw, junk, sizeof(junk)), sizeof(junk));
+    assert_int_equal(get_wc(cq, &wc, 5000), 1);
+    assert_int_equal(wc.wr_id, 1);
+    assert_int_equal(wc.status, FAB_WC_PEER_PROTO);
+    assert_int_equal(F->ep_error(ep, &why), FAB_WC_PEER_PROTO);
+    assert_non_null(strstr(why, "corrupt frame"));
+    F->ep_close(ep);
+    F->cq_destroy(cq);
+    F->domain_close(dom);
+    close(raw);
+}
+
 /* The peer closes its lanes one after the other (as a process exit does, in no set order): a
  * lane closed between frames fails nothing while another lane still delivers what was sent
  * before; only what did not get through fails, once every lane is closed. */
@@ -929,7 +961,7 @@ static void test_post_before_connect(void **state)
 static void test_status_str(void **state)
 {
     assert_string_equal(fab_wc_status_str(FAB_WC_OK), "success");
-    for (int s = FAB_WC_OK; s <= FAB_WC_LOCAL_ERR; s++)
+    for (int s = FAB_WC_OK; s <= FAB_WC_PEER_PROTO; s++)
         assert_non_null(fab_wc_status_str((enum fab_wc_status)s));
     assert_string_equal(fab_wc_status_str((enum fab_wc_status)99), "unknown status");
 }
@@ -953,6 +985,7 @@ int main(void)
             cmocka_unit_test(test_write_other_endpoint),
             cmocka_unit_test(test_keys_random),
             cmocka_unit_test(test_lane_eof_keeps_other_lanes),
+            cmocka_unit_test(test_corrupt_frame_is_peer_proto),
             cmocka_unit_test(test_dereg_while_landing),
             cmocka_unit_test(test_no_recv),
             cmocka_unit_test(test_len_err),

@@ -120,7 +120,7 @@ int fab_verbs_ep_create(struct fab_domain *dom, struct fab_cq *cq, const struct 
     int rc;
 
     if (attr->nlanes < 1 || attr->nlanes > FAB_MAX_LANES || attr->max_send_wr < 1 ||
-        attr->max_recv_wr < 1 || !cq)
+        attr->max_recv_wr < 1 || (uint32_t)attr->max_recv_wr > VB_MAX_RECV || !cq)
         return -EINVAL;
     ep = ep_alloc(dom, cq, attr);
     if (!ep)

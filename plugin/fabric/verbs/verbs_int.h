@@ -30,6 +30,7 @@
 
 #define VB_MAX_DEVS     32
 #define VB_MAX_MSG      (1u << 30) /* largest caller post */
+#define VB_MAX_RECV     (1u << 16) /* most RECVs per lane an endpoint posts (bounds a peer's) */
 #define VB_SEG_WIN      512 /* unacknowledged segments per lane (< half the sequence space) */
 #define VB_CWND_INIT    32  /* segments in flight before the first loss */
 #define VB_CWND_MIN     2
