@@ -165,4 +165,7 @@ extern const struct fab_ops fab_tcp_ops;
 /* Human-readable status for WARNs. */
 const char *fab_wc_status_str(enum fab_wc_status s);
 
+/* Closes a connected socket without resetting it over bytes that arrived unread. */
+void fab_sock_close_drained(int fd);
+
 #endif

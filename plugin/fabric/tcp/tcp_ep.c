@@ -36,8 +36,7 @@ static int tcp_lane_init(struct tcp_lane *l, int idx, const struct fab_ep_attr *
 
 static void tcp_lane_free(struct tcp_lane *l)
 {
-    if (l->fd >= 0)
-        close(l->fd);
+    fab_sock_close_drained(l->fd);
     free(l->sq);
     free(l->rq);
     pthread_mutex_destroy(&l->send_mu);
