@@ -134,6 +134,17 @@ static void side_frame(struct fab_ep *ep, const unsigned char *f, uint64_t now)
     }
 }
 
+/* The peer closed or reset its side channel. Whatever it wrote before that is already in our
+ * completion queue, possibly not yet drained (the CQ event may come after the socket's): it
+ * is delivered first, so only the requests whose data did not arrive fail. */
+static void side_lost(struct fab_ep *ep, const char *why, uint64_t now)
+{
+    do {
+        vb_ep_drain(ep, now);
+    } while (ep->drain_more && atomic_load(&ep->status) == FAB_WC_OK);
+    vb_ep_fail(ep, FAB_WC_PEER_LOST, "%s", why);
+}
+
 void vb_side_read(struct fab_ep *ep, uint64_t now)
 {
     struct vb_side *s = &ep->side;
@@ -147,8 +158,7 @@ void vb_side_read(struct fab_ep *ep, uint64_t now)
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return;
         if (n <= 0) {
-            vb_ep_fail(ep, FAB_WC_PEER_LOST, "%s",
-                       n == 0 ? "closed the connection" : strerror(errno));
+            side_lost(ep, n == 0 ? "closed the connection" : strerror(errno), now);
             return;
         }
         ep->last_rx_ns = now;
