@@ -11,19 +11,56 @@
 #include "util/clock.h"
 #include "util/log.h"
 
+static void p2p_warn(struct p2p_comm *c)
+{
+    JWARN("%s %s on device %d: %s", c->hdr.kind == JC_SEND ? "connection to" : "connection from",
+          c->peer, c->hdr.dev, c->fail_msg);
+}
+
 ncclResult_t p2p_fail(struct p2p_comm *c, ncclResult_t rc, const char *fmt, ...)
 {
     if (c->error != ncclSuccess)
         return c->error; /* only the first failure is worth a WARN */
-    char msg[256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    vsnprintf(c->fail_msg, sizeof(c->fail_msg), fmt, ap);
     va_end(ap);
-    JWARN("%s %s on device %d: %s", c->hdr.kind == JC_SEND ? "connection to" : "connection from",
-          c->peer, c->hdr.dev, msg);
+    p2p_warn(c);
     c->error = rc;
     return rc;
+}
+
+/* An endpoint failure is recorded at once but WARNed only when it fails a request (now, or a
+ * later call): a peer closing after our last request completed is a clean end, not news. */
+static void p2p_fail_ep(struct p2p_comm *c, ncclResult_t rc, const char *why)
+{
+    snprintf(c->fail_msg, sizeof(c->fail_msg), "%s", why);
+    JINFO(NCCL_NET, "%s %s on device %d failed: %s",
+          c->hdr.kind == JC_SEND ? "connection to" : "connection from", c->peer, c->hdr.dev, why);
+    c->error = rc;
+    c->warn_owed = 1;
+}
+
+/* The comm's failure is about to reach the caller as an error: say why, once. */
+static void p2p_warn_owed(struct p2p_comm *c)
+{
+    if (!c->warn_owed)
+        return;
+    c->warn_owed = 0;
+    p2p_warn(c);
+}
+
+static int req_done(const struct p2p_req *r)
+{
+    return r->chunks_done >= r->nlanes;
+}
+
+static int p2p_pending(const struct p2p_comm *c)
+{
+    for (int i = 0; i < P2P_NSLOTS; i++)
+        if (c->reqs[i].used && !req_done(&c->reqs[i]))
+            return 1;
+    return 0;
 }
 
 /* Send side: a CTS landed in one of our control buffers. */
@@ -73,7 +110,7 @@ static void on_wc(struct p2p_comm *c, const struct fab_wc *wc)
             return; /* the flush of a comm already failed (its endpoint may be closed) */
         const char *why;
         ncclResult_t rc = jaccl_wc_failure(jaccl_fabric(), c->ep, wc->status, &why);
-        p2p_fail(c, rc, "%s", why);
+        p2p_fail_ep(c, rc, why);
         return;
     }
     /* After a failure only data completions still count: a request whose bytes got through
@@ -109,6 +146,8 @@ void p2p_progress(struct p2p_comm *c)
     while ((n = jaccl_fabric()->cq_poll(c->cq, wc, 16)) > 0)
         for (int i = 0; i < n; i++)
             on_wc(c, &wc[i]);
+    if (p2p_pending(c))
+        p2p_warn_owed(c);
     p2p_close_failed(c);
 }
 
@@ -189,6 +228,8 @@ ncclResult_t jaccl_irecv(void *recvComm, int n, void **data, size_t *sizes, int 
         if (rc == ncclSuccess)
             *request = r;
     }
+    if (rc != ncclSuccess)
+        p2p_warn_owed(c);
     p2p_close_failed(c);
     pthread_mutex_unlock(&c->lock);
     return rc;
@@ -267,17 +308,14 @@ ncclResult_t jaccl_isend(void *sendComm, void *data, size_t size, int tag, void 
     ncclResult_t rc = c->error;
     if (rc == ncclSuccess)
         rc = start_send(c, data, size, tag, mhandle, request);
+    if (rc != ncclSuccess)
+        p2p_warn_owed(c);
     p2p_close_failed(c);
     pthread_mutex_unlock(&c->lock);
     return rc;
 }
 
 /* ---- test ---- */
-
-static int req_done(const struct p2p_req *r)
-{
-    return r->chunks_done >= r->nlanes;
-}
 
 /* Waiting is fine (the peer may be busy), but not silently: say so, less and less often. */
 static void warn_if_stuck(struct p2p_comm *c, struct p2p_req *r)
