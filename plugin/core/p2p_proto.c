@@ -146,7 +146,7 @@ void p2p_progress(struct p2p_comm *c)
     while ((n = jaccl_fabric()->cq_poll(c->cq, wc, 16)) > 0)
         for (int i = 0; i < n; i++)
             on_wc(c, &wc[i]);
-    if (p2p_pending(c))
+    if (c->warn_owed && p2p_pending(c))
         p2p_warn_owed(c);
     p2p_close_failed(c);
 }
