@@ -5,7 +5,8 @@
  *   - the rank that finishes second must see every one of its requests succeed: its last sends
  *     were taken by the peer before the peer closed, so the peer's close is no error for them;
  *   - the same with two comm pairs interleaved (v11), and through the v8 table;
- *   - each scenario repeats, because which rank finishes second, and how late, varies.
+ *   - each scenario repeats, because which rank finishes second, and how late, varies (before
+ *     the fix about 40% of connections failed on TCP, so even the 6 of a slow run would show it).
  * Arguments: scenario indices (0: v11 one pair, 1: v11 two pairs, 2: v8 one pair). */
 #include <stdio.h>
 
@@ -15,7 +16,7 @@
 #define WINDOW  32
 #define MAX_MSG (300u << 10)
 #define STRIDE  (MAX_MSG + 4096 + 64)
-#define ROUNDS  20
+#define ROUNDS  20 /* connections per scenario; fewer on a slow fabric (JACCL_TEST_SLOW) */
 #define MAXRING 2
 
 static const size_t mix_sizes[] = {1, 300u << 10, 4097, 65536, 17, 200000, 128, 299999, 3};
@@ -116,14 +117,17 @@ static int close_order_rank(int rank, int nranks, void *arg)
     struct mp_net n;
     if (mp_net_open(&n, s->version) != 0)
         return 1;
+    /* Emulated soft-RoCE moves these bytes about a hundred times slower than loopback TCP. */
+    long slow = mp_env_long("JACCL_TEST_SLOW", 1);
+    int rounds = slow > 1 ? (int)(ROUNDS / slow) : ROUNDS;
     unsigned mark = mp_log_mark();
     int round = 0;
-    while (round < ROUNDS && one_round(&n, s, rank, round) == 0)
+    while (round < rounds && one_round(&n, s, rank, round) == 0)
         round++;
     /* A peer closing after our last request is a clean end: nothing to WARN about. */
     MP_CHECK(mp_warns_since(mark) == 0, "%u WARN(s) logged", mp_warns_since(mark));
-    if (round == ROUNDS)
-        mp_note("%d rounds of %d messages each way on %d pair(s): every request succeeded", ROUNDS,
+    if (round == rounds)
+        mp_note("%d rounds of %d messages each way on %d pair(s): every request succeeded", rounds,
                 COUNT, s->nrings);
     MP_OK(mp_net_fini(&n));
     return 0;
