@@ -111,6 +111,7 @@ ncclResult_t jaccl_wc_failure(const struct fab_ops *ops, struct fab_ep *ep, enum
     case FAB_WC_REMOTE_ACCESS:
     case FAB_WC_NO_RECV:
     case FAB_WC_LEN_ERR:
+    case FAB_WC_PEER_PROTO:
         return ncclRemoteError;
     default:
         return ncclSystemError;

@@ -69,7 +69,9 @@ struct p2p_comm {
     int nlanes;
     size_t min_chunk;
     char peer[64];
-    ncclResult_t error;   /* sticky: once broken, every call fails */
+    ncclResult_t error; /* sticky: once broken, every call fails */
+    int warn_owed;      /* the endpoint failure in fail_msg is WARNed once it fails work */
+    char fail_msg[256];
     struct p2p_cts *ctrl; /* send comm: CTS landing buffers; recv comm: outgoing CTSs */
     struct fab_mr *ctrl_mr;
     struct p2p_cts cts_q[P2P_CTRL_BUFS]; /* send comm: received, not yet matched */
@@ -93,6 +95,7 @@ void jaccl_p2p_abandon(void *ctx);
 
 /* p2p_proto.c: all under c->lock */
 void p2p_progress(struct p2p_comm *c);
+void p2p_close_failed(struct p2p_comm *c);
 ncclResult_t p2p_fail(struct p2p_comm *c, ncclResult_t rc, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 

@@ -12,19 +12,56 @@
 #include "util/clock.h"
 #include "util/log.h"
 
+static void p2p_warn(struct p2p_comm *c)
+{
+    JWARN("%s %s on device %d: %s", c->hdr.kind == JC_SEND ? "connection to" : "connection from",
+          c->peer, c->hdr.dev, c->fail_msg);
+}
+
 ncclResult_t p2p_fail(struct p2p_comm *c, ncclResult_t rc, const char *fmt, ...)
 {
     if (c->error != ncclSuccess)
         return c->error; /* only the first failure is worth a WARN */
-    char msg[256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    vsnprintf(c->fail_msg, sizeof(c->fail_msg), fmt, ap);
     va_end(ap);
-    JWARN("%s %s on device %d: %s", c->hdr.kind == JC_SEND ? "connection to" : "connection from",
-          c->peer, c->hdr.dev, msg);
+    p2p_warn(c);
     c->error = rc;
     return rc;
+}
+
+/* An endpoint failure is recorded at once but WARNed only when it fails a request (now, or a
+ * later call): a peer closing after our last request completed is a clean end, not news. */
+static void p2p_fail_ep(struct p2p_comm *c, ncclResult_t rc, const char *why)
+{
+    snprintf(c->fail_msg, sizeof(c->fail_msg), "%s", why);
+    JINFO(NCCL_NET, "%s %s on device %d failed: %s",
+          c->hdr.kind == JC_SEND ? "connection to" : "connection from", c->peer, c->hdr.dev, why);
+    c->error = rc;
+    c->warn_owed = 1;
+}
+
+/* The comm's failure is about to reach the caller as an error: say why, once. */
+static void p2p_warn_owed(struct p2p_comm *c)
+{
+    if (!c->warn_owed)
+        return;
+    c->warn_owed = 0;
+    p2p_warn(c);
+}
+
+static int req_done(const struct p2p_req *r)
+{
+    return r->chunks_done >= r->nlanes;
+}
+
+static int p2p_pending(const struct p2p_comm *c)
+{
+    for (int i = 0; i < P2P_NSLOTS; i++)
+        if (c->reqs[i].used && !req_done(&c->reqs[i]))
+            return 1;
+    return 0;
 }
 
 /* Send side: a CTS landed in one of our control buffers. */
@@ -70,11 +107,19 @@ static void on_chunk(struct p2p_comm *c, const struct fab_wc *wc)
 static void on_wc(struct p2p_comm *c, const struct fab_wc *wc)
 {
     if (wc->status != FAB_WC_OK) {
+        if (c->error != ncclSuccess)
+            return; /* the flush of a comm already failed (its endpoint may be closed) */
         const char *why;
         ncclResult_t rc = jaccl_wc_failure(jaccl_fabric(), c->ep, wc->status, &why);
-        p2p_fail(c, rc, "%s", why);
+        p2p_fail_ep(c, rc, why);
         return;
     }
+    /* After a failure only data completions still count: a request whose bytes got through
+     * before the peer went away is complete (the flush comes after them on each lane, but
+     * another lane's success may follow it in the CQ). */
+    if (c->error != ncclSuccess && P2P_WR_TYPE(wc->wr_id) != WR_DATA_RECV &&
+        P2P_WR_TYPE(wc->wr_id) != WR_DATA_WRITE)
+        return;
     switch (P2P_WR_TYPE(wc->wr_id)) {
     case WR_CTRL_RECV:
         on_cts(c, wc);
@@ -93,13 +138,29 @@ static void on_wc(struct p2p_comm *c, const struct fab_wc *wc)
     }
 }
 
+/* Drains the CQ even once the comm has failed, so that completions queued behind the failure
+ * still finish their requests. */
 void p2p_progress(struct p2p_comm *c)
 {
     struct fab_wc wc[16];
     int n;
-    while (c->error == ncclSuccess && (n = jaccl_fabric()->cq_poll(c->cq, wc, 16)) > 0)
+    while ((n = jaccl_fabric()->cq_poll(c->cq, wc, 16)) > 0)
         for (int i = 0; i < n; i++)
             on_wc(c, &wc[i]);
+    if (c->warn_owed && p2p_pending(c))
+        p2p_warn_owed(c);
+    p2p_close_failed(c);
+}
+
+/* A comm that failed, for whatever reason, closes its endpoint at once: the peer then fails
+ * promptly instead of waiting for NCCL to close this side, and no buffer is touched again.
+ * Completions already queued stay in the CQ and are still polled (see on_wc). */
+void p2p_close_failed(struct p2p_comm *c)
+{
+    if (c->error == ncclSuccess || !c->ep)
+        return;
+    jaccl_fabric()->ep_close(c->ep);
+    c->ep = NULL;
 }
 
 /* ---- receive ---- */
@@ -123,7 +184,7 @@ static ncclResult_t post_irecv(struct p2p_comm *c, struct p2p_req *r, void *data
     }
     struct fab_remote_buf rb = {0, 0};
     if (cap > 0)
-        rb = ops->mr_remote(mh->mr, data);
+        rb = ops->mr_remote(mh->mr, c->ep, data);
     struct p2p_cts *cts = &c->ctrl[r->seq % P2P_CTRL_BUFS];
     *cts = (struct p2p_cts){.magic = P2P_CTS_MAGIC,
                             .seq = r->seq,
@@ -168,6 +229,9 @@ ncclResult_t jaccl_irecv(void *recvComm, int n, void **data, size_t *sizes, int 
         if (rc == ncclSuccess)
             *request = r;
     }
+    if (rc != ncclSuccess)
+        p2p_warn_owed(c);
+    p2p_close_failed(c);
     pthread_mutex_unlock(&c->lock);
     return rc;
 }
@@ -245,16 +309,14 @@ ncclResult_t jaccl_isend(void *sendComm, void *data, size_t size, int tag, void 
     ncclResult_t rc = c->error;
     if (rc == ncclSuccess)
         rc = start_send(c, data, size, tag, mhandle, request);
+    if (rc != ncclSuccess)
+        p2p_warn_owed(c);
+    p2p_close_failed(c);
     pthread_mutex_unlock(&c->lock);
     return rc;
 }
 
 /* ---- test ---- */
-
-static int req_done(const struct p2p_req *r)
-{
-    return r->chunks_done >= r->nlanes;
-}
 
 /* Waiting is fine (the peer may be busy), but not silently: say so, less and less often. */
 static void warn_if_stuck(struct p2p_comm *c, struct p2p_req *r)
@@ -285,7 +347,9 @@ ncclResult_t jaccl_test(void *request, int *done, int *sizes)
     *done = 0;
     p2p_progress(c);
     ncclResult_t rc = c->error;
-    if (rc == ncclSuccess && req_done(r)) {
+    /* A request whose data got through is done, whatever broke the comm afterwards: NCCL's
+     * proxy keeps testing its last sends after the peer destroyed its communicator. */
+    if (req_done(r)) {
         if (r->trunc && !r->is_send)
             JWARN("message truncated: %s sent more than the %zu bytes posted (seq %u)", c->peer,
                   r->cap, r->seq);

@@ -71,6 +71,7 @@ enum fab_wc_status {
     FAB_WC_NO_RECV,       /* a message arrived with no RECV posted (TCP only; UC would drop it) */
     FAB_WC_PEER_LOST,     /* peer closed, reset, or stayed silent past the liveness deadline */
     FAB_WC_LOCAL_ERR,     /* local resource or system call failure */
+    FAB_WC_PEER_PROTO,    /* the peer broke the wire protocol (corrupt frame, bad message) */
 };
 
 struct fab_wc {
@@ -123,7 +124,13 @@ struct fab_ops {
     /* Registration: any byte range, overlapping ranges allowed (each gets its own mr). */
     int (*mr_reg)(struct fab_domain *dom, void *addr, size_t len, struct fab_mr **out);
     void (*mr_dereg)(struct fab_mr *mr);
-    struct fab_remote_buf (*mr_remote)(struct fab_mr *mr, void *addr);
+    /* Advertises mr on ep: the returned address + rkey, sent to ep's peer, lets that peer
+     * WRITE_IMM into mr through ep. Keys are unguessable (TCP: 64 random bits per registration;
+     * verbs: the NIC's). A WRITE_IMM is valid only for a live registration advertised on the
+     * endpoint it arrives on; anything else fails that endpoint with FAB_WC_REMOTE_ACCESS, so a
+     * connected peer cannot reach another endpoint's memory. TCP enforces it per endpoint;
+     * verbs as far as the NIC does, per protection domain (one per fabric domain). */
+    struct fab_remote_buf (*mr_remote)(struct fab_mr *mr, struct fab_ep *ep, void *addr);
 
     /* Completion queues. cq_wait blocks until cq_poll may return something or the deadline
      * (absolute, jaccl_now_ns() scale) passes: returns 0, or -ETIMEDOUT. It sleeps in the
@@ -163,5 +170,8 @@ extern const struct fab_ops fab_tcp_ops;
 
 /* Human-readable status for WARNs. */
 const char *fab_wc_status_str(enum fab_wc_status s);
+
+/* Closes a connected socket without resetting it over bytes that arrived unread. */
+void fab_sock_close_drained(int fd);
 
 #endif

@@ -385,7 +385,7 @@ static void test_write_imm(void **state)
     fill(src, LEN, 3);
     assert_int_equal(F->mr_reg(p.dom[1], dst, SZ, &mr), 0);
     assert_int_equal(F->mr_reg(p.dom[0], src, LEN, &smr), 0);
-    rb = F->mr_remote(mr, dst + OFF);
+    rb = F->mr_remote(mr, p.ep[1], dst + OFF);
     assert_int_equal(rb.addr, (uint64_t)(uintptr_t)(dst + OFF));
     assert_int_equal(F->post_recv(p.ep[1], 0, NULL, 0, NULL, 7), 0);
     assert_int_equal(F->post_write_imm(p.ep[0], 0, src, LEN, smr, rb, 0xdeadbeef, 9), 0);
@@ -421,13 +421,14 @@ static void test_write_imm(void **state)
     free(dst);
 }
 
-enum oob_kind { OOB_ADDR, OOB_KEY, OOB_DEREG, OOB_OTHER_DOMAIN };
+enum oob_kind { OOB_ADDR, OOB_KEY, OOB_DEREG, OOB_OTHER_DOMAIN, OOB_OTHER_EP };
 
 static void check_write_rejected(enum oob_kind kind)
 {
     enum { SZ = 4096 };
     unsigned char *dst = malloc(SZ + 64), src[256];
     struct fab_mr *mr, *mr2 = NULL;
+    struct fab_ep *other = NULL;
     struct fab_remote_buf rb;
     const char *why;
     struct fab_wc wc;
@@ -437,16 +438,23 @@ static void check_write_rejected(enum oob_kind kind)
     memset(dst, 0xc3, SZ + 64); /* the last 64 bytes are canaries outside the mr */
     memset(src, 0x11, sizeof(src));
     assert_int_equal(F->mr_reg(p.dom[1], dst, SZ, &mr), 0);
-    rb = F->mr_remote(mr, dst + SZ - 100); /* 256 bytes from here cross the end */
+    if (kind != OOB_OTHER_EP) /* 256 bytes from here cross the end */
+        rb = F->mr_remote(mr, p.ep[1], dst + SZ - 100);
     if (kind == OOB_KEY || kind == OOB_DEREG || kind == OOB_OTHER_DOMAIN)
-        rb = F->mr_remote(mr, dst);
+        rb = F->mr_remote(mr, p.ep[1], dst);
     if (kind == OOB_KEY)
         rb.rkey ^= 1;
     if (kind == OOB_DEREG)
         F->mr_dereg(mr);
     if (kind == OOB_OTHER_DOMAIN) { /* a valid key, but of the sender's domain */
         assert_int_equal(F->mr_reg(p.dom[0], dst, SZ, &mr2), 0);
-        rb = F->mr_remote(mr2, dst);
+        rb = F->mr_remote(mr2, p.ep[0], dst);
+    }
+    if (kind == OOB_OTHER_EP) { /* a live key of the target's domain, advertised elsewhere */
+        struct fab_ep_attr a = attr_of(1, 4, 0);
+        assert_int_equal(F->ep_create(p.dom[1], p.cq[1], &a, &other), 0);
+        rb = F->mr_remote(mr, other, dst);
+        assert_int_not_equal(rb.rkey, 0);
     }
     assert_int_equal(F->post_recv(p.ep[1], 0, NULL, 0, NULL, 1), 0);
     assert_int_equal(F->post_recv(p.ep[1], 0, NULL, 0, NULL, 2), 0);
@@ -472,6 +480,8 @@ static void check_write_rejected(enum oob_kind kind)
         F->mr_dereg(mr);
     if (mr2)
         F->mr_dereg(mr2);
+    if (other)
+        F->ep_close(other);
     pair_close(&p);
     free(dst);
 }
@@ -494,6 +504,142 @@ static void test_write_deregistered(void **state)
 static void test_write_other_domain(void **state)
 {
     check_write_rejected(OOB_OTHER_DOMAIN);
+}
+
+/* A peer connected on one endpoint cannot write into what was advertised on another. */
+static void test_write_other_endpoint(void **state)
+{
+    check_write_rejected(OOB_OTHER_EP);
+}
+
+/* The inverse of splitmix64's finaliser, the old key mixer: under it, consecutive keys of
+ * the old scheme differed by exactly 1, so one key revealed all the others. */
+static uint64_t inv_odd(uint64_t c)
+{
+    uint64_t x = c;
+    for (int i = 0; i < 6; i++)
+        x *= 2 - c * x;
+    return x;
+}
+
+static uint64_t unmix64(uint64_t z)
+{
+    z ^= z >> 31 ^ z >> 62;
+    z *= inv_odd(0x94d049bb133111ebull);
+    z ^= z >> 27 ^ z >> 54;
+    z *= inv_odd(0xbf58476d1ce4e5b9ull);
+    z ^= z >> 30 ^ z >> 60;
+    return z;
+}
+
+/* Keys are random: non-zero, distinct, no arithmetic relation between consecutive ones, and
+ * each bit varies (64 keys with a bit stuck would be 2^-63 likely). */
+static void test_keys_random(void **state)
+{
+    enum { N = 64 };
+    static char buf[N];
+    struct fab_mr *mr[N];
+    uint64_t key[N], ones = 0, zeros = 0;
+    struct pair p;
+
+    pair_create(&p, 1, 4, 0);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(F->mr_reg(p.dom[0], buf + i, 1, &mr[i]), 0);
+        key[i] = F->mr_remote(mr[i], p.ep[0], buf + i).rkey;
+        assert_int_not_equal(key[i], 0);
+        ones |= key[i];
+        zeros |= ~key[i];
+        for (int j = 0; j < i; j++)
+            assert_int_not_equal(key[i], key[j]);
+        if (i > 0)
+            assert_int_not_equal(unmix64(key[i]) - unmix64(key[i - 1]), 1);
+    }
+    assert_int_equal(ones, UINT64_MAX);
+    assert_int_equal(zeros, UINT64_MAX);
+    /* Advertising again hands out the same key. */
+    assert_int_equal(F->mr_remote(mr[0], p.ep[0], buf).rkey, key[0]);
+    for (int i = 0; i < N; i++)
+        F->mr_dereg(mr[i]);
+    for (int s = 0; s < 2; s++) {
+        F->ep_close(p.ep[s]);
+        F->cq_destroy(p.cq[s]);
+        F->domain_close(p.dom[s]);
+    }
+}
+
+/* A frame that is not one is the peer's fault: the endpoint fails with PEER_PROTO (which the
+ * core reports as ncclRemoteError), on the RECV it would have consumed. */
+static void test_corrupt_frame_is_peer_proto(void **state)
+{
+    struct fab_ep_attr a = attr_of(1, 4, 0);
+    unsigned char junk[sizeof(struct tcp_hdr)];
+    struct fab_domain *dom;
+    struct fab_cq *cq;
+    struct fab_ep *ep;
+    const char *why;
+    struct fab_wc wc;
+    int s, raw;
+
+    tcp_pair(&raw, &s);
+    assert_int_equal(F->domain_open(0, &dom), 0);
+    assert_int_equal(F->cq_create(dom, 4, &cq), 0);
+    assert_int_equal(F->ep_create(dom, cq, &a, &ep), 0);
+    assert_int_equal(F->ep_connect(ep, NULL, 0, &s, 1), 0);
+    assert_int_equal(F->post_recv(ep, 0, NULL, 0, NULL, 1), 0);
+    memset(junk, 0x77, sizeof(junk));
+    assert_int_equal(write(raw, junk, sizeof(junk)), sizeof(junk));
+    assert_int_equal(get_wc(cq, &wc, 5000), 1);
+    assert_int_equal(wc.wr_id, 1);
+    assert_int_equal(wc.status, FAB_WC_PEER_PROTO);
+    assert_int_equal(F->ep_error(ep, &why), FAB_WC_PEER_PROTO);
+    assert_non_null(strstr(why, "corrupt frame"));
+    F->ep_close(ep);
+    F->cq_destroy(cq);
+    F->domain_close(dom);
+    close(raw);
+}
+
+/* The peer closes its lanes one after the other (as a process exit does, in no set order): a
+ * lane closed between frames fails nothing while another lane still delivers what was sent
+ * before; only what did not get through fails, once every lane is closed. */
+static void test_lane_eof_keeps_other_lanes(void **state)
+{
+    struct fab_ep_attr a = attr_of(2, 4, 0);
+    unsigned char msg[300], got[300];
+    struct fab_domain *dom;
+    struct fab_cq *cq;
+    struct fab_ep *ep;
+    struct tcp_hdr h;
+    struct fab_wc wc;
+    int s[2], raw[2];
+
+    for (int i = 0; i < 2; i++)
+        tcp_pair(&raw[i], &s[i]);
+    assert_int_equal(F->domain_open(0, &dom), 0);
+    assert_int_equal(F->cq_create(dom, 8, &cq), 0);
+    assert_int_equal(F->ep_create(dom, cq, &a, &ep), 0);
+    assert_int_equal(F->ep_connect(ep, NULL, 0, s, 2), 0);
+    assert_int_equal(F->post_recv(ep, 1, got, sizeof(got), NULL, 1), 0);
+    assert_int_equal(F->post_recv(ep, 0, got, sizeof(got), NULL, 2), 0);
+    close(raw[0]);
+    msleep(50); /* the I/O thread has seen lane 0's EOF */
+    assert_int_equal(F->ep_error(ep, NULL), 0);
+    fill(msg, sizeof(msg), 9);
+    h = tcp_hdr_make(TCP_OP_SEND, sizeof(msg), 0, 0, 0);
+    assert_int_equal(write(raw[1], &h, sizeof(h)), sizeof(h));
+    assert_int_equal(write(raw[1], msg, sizeof(msg)), sizeof(msg));
+    close(raw[1]);
+    assert_int_equal(get_wc(cq, &wc, 5000), 1);
+    assert_int_equal(wc.wr_id, 1);
+    assert_int_equal(wc.status, FAB_WC_OK);
+    assert_int_equal(wc.len, sizeof(msg));
+    assert_memory_equal(got, msg, sizeof(msg));
+    assert_int_equal(get_wc(cq, &wc, 5000), 1);
+    assert_int_equal(wc.wr_id, 2);
+    assert_int_equal(wc.status, FAB_WC_PEER_LOST);
+    F->ep_close(ep);
+    F->cq_destroy(cq);
+    F->domain_close(dom);
 }
 
 /* A raw peer sends half of a big WRITE_IMM, the target deregisters, the peer sends the rest:
@@ -520,7 +666,8 @@ static void test_dereg_while_landing(void **state)
     memset(src, 0xab, SZ);
     assert_int_equal(F->mr_reg(dom, dst, SZ, &mr), 0);
     assert_int_equal(F->post_recv(ep, 0, NULL, 0, NULL, 1), 0);
-    h = tcp_hdr_make(TCP_OP_WRITE_IMM, SZ, 1, (uint64_t)(uintptr_t)dst, F->mr_remote(mr, dst).rkey);
+    h = tcp_hdr_make(TCP_OP_WRITE_IMM, SZ, 1, (uint64_t)(uintptr_t)dst,
+                     F->mr_remote(mr, ep, dst).rkey);
     assert_int_equal(write(raw, &h, sizeof(h)), sizeof(h));
     assert_int_equal(write(raw, src, HALF), HALF);
     /* Wait until the I/O thread has read it all (without touching dst, it is landing). */
@@ -901,7 +1048,7 @@ static void test_traffic_class(void **state)
 static void test_status_str(void **state)
 {
     assert_string_equal(fab_wc_status_str(FAB_WC_OK), "success");
-    for (int s = FAB_WC_OK; s <= FAB_WC_LOCAL_ERR; s++)
+    for (int s = FAB_WC_OK; s <= FAB_WC_PEER_PROTO; s++)
         assert_non_null(fab_wc_status_str((enum fab_wc_status)s));
     assert_string_equal(fab_wc_status_str((enum fab_wc_status)99), "unknown status");
 }
@@ -923,6 +1070,10 @@ int main(void)
             cmocka_unit_test(test_write_bad_key),
             cmocka_unit_test(test_write_deregistered),
             cmocka_unit_test(test_write_other_domain),
+            cmocka_unit_test(test_write_other_endpoint),
+            cmocka_unit_test(test_keys_random),
+            cmocka_unit_test(test_lane_eof_keeps_other_lanes),
+            cmocka_unit_test(test_corrupt_frame_is_peer_proto),
             cmocka_unit_test(test_dereg_while_landing),
             cmocka_unit_test(test_no_recv),
             cmocka_unit_test(test_len_err),

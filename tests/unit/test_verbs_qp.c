@@ -201,6 +201,16 @@ static void test_blob_mismatch(void **st)
     assert_int_equal(fab_verbs_ops.ep_error(F.a, NULL), FAB_WC_LOCAL_ERR);
 }
 
+/* The peer's receive count sizes an allocation per lane: a huge one is refused, not trusted. */
+static void test_blob_max_recv_bounded(void **st)
+{
+    struct vb_info *info = (struct vb_info *)F.blob_b;
+
+    info->max_recv = VB_MAX_RECV + 1;
+    assert_int_equal(connect_a(), -EPROTO);
+    assert_int_not_equal(fab_verbs_ops.ep_error(F.a, NULL), 0);
+}
+
 static void test_short_blob(void **st)
 {
     int sv[2];
@@ -221,7 +231,7 @@ static void test_mr_cache(void **st)
     assert_int_equal(fab_verbs_ops.mr_reg(F.dom, buf, sizeof(buf), &a), 0);
     assert_int_equal(fab_verbs_ops.mr_reg(F.dom, buf + 100, 5000, &b), 0);
     assert_int_equal(fk_nreg, base + 1);
-    rb = fab_verbs_ops.mr_remote(b, buf + 200);
+    rb = fab_verbs_ops.mr_remote(b, F.a, buf + 200);
     assert_int_equal(rb.addr, (uint64_t)(uintptr_t)(buf + 200));
     assert_int_equal(rb.rkey, a->rkey);
     fab_verbs_ops.mr_dereg(a);
@@ -244,6 +254,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_rc_rtr_rts, setup_rc, teardown),
             cmocka_unit_test_setup_teardown(test_rtr_failure_fails_endpoint, setup_uc, teardown),
             cmocka_unit_test_setup_teardown(test_blob_mismatch, setup_uc, teardown),
+            cmocka_unit_test_setup_teardown(test_blob_max_recv_bounded, setup_uc, teardown),
             cmocka_unit_test_setup_teardown(test_short_blob, setup_uc, teardown),
             cmocka_unit_test_setup_teardown(test_mr_cache, setup_uc, teardown),
     };

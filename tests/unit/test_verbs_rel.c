@@ -264,6 +264,51 @@ static void test_rx_multi_segment_write(void **st)
     free_ep(ep);
 }
 
+/* A peer that never ends a WRITE cannot wrap the 32-bit byte count: past VB_MAX_MSG bytes
+ * the endpoint fails, and it is the peer's fault. */
+static void test_rx_write_overflow_fails(void **st)
+{
+    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct vb_lane *l = &ep->lane[0];
+    struct fab_wc wc;
+
+    post_recvs(ep, 1);
+    vb_rx_segment(ep, l, vb_imm_make(VB_WRITE_PART, 0, 0, 0), VB_MAX_MSG / 2);
+    vb_rx_segment(ep, l, vb_imm_make(VB_WRITE_PART, 0, 1, 0), VB_MAX_MSG / 2);
+    assert_int_equal(fab_verbs_ep_error(ep, NULL), 0);
+    vb_rx_segment(ep, l, vb_imm_make(VB_WRITE_PART, 0, 2, 0), VB_MAX_MSG / 2);
+    assert_int_equal(fab_verbs_ep_error(ep, NULL), FAB_WC_PEER_PROTO);
+    assert_int_equal(poll1(ep, &wc), 1); /* the RECV it was filling, flushed, never completed */
+    assert_int_not_equal(wc.status, FAB_WC_OK);
+    free_ep(ep);
+}
+
+/* The peer's last WRITE landed (its CQE not yet drained) and then it closed the side channel:
+ * the landed message completes, only the RECV nothing arrived for fails. */
+static void test_side_eof_delivers_landed_data_first(void **st)
+{
+    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct vb_lane *l = &ep->lane[0];
+    struct fab_wc wc;
+    int sv[2];
+
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    ep->side.fd = sv[0];
+    post_recvs(ep, 2);
+    fk_push_wc(l->qp->qp_num, IBV_WC_RECV_RDMA_WITH_IMM, IBV_WC_SUCCESS,
+               vb_imm_make(VB_WRITE_FINAL, 0, 0, 0x42), 100);
+    close(sv[1]);
+    vb_side_read(ep, 5000);
+    assert_int_equal(fab_verbs_ep_error(ep, NULL), FAB_WC_PEER_LOST);
+    assert_int_equal(poll1(ep, &wc), 1);
+    assert_int_equal(wc.status, FAB_WC_OK);
+    assert_int_equal(wc.len, 100);
+    assert_int_equal(wc.imm, 0x42);
+    assert_int_equal(poll1(ep, &wc), 1);
+    assert_int_equal(wc.status, FAB_WC_PEER_LOST);
+    free_ep(ep);
+}
+
 static void test_rx_no_recv_is_fatal(void **st)
 {
     struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
@@ -514,6 +559,8 @@ int main(void)
             cmocka_unit_test(test_retries_exhausted_fails_and_flushes),
             cmocka_unit_test(test_rx_in_order_gap_nak_once),
             cmocka_unit_test(test_rx_multi_segment_write),
+            cmocka_unit_test(test_rx_write_overflow_fails),
+            cmocka_unit_test(test_side_eof_delivers_landed_data_first),
             cmocka_unit_test(test_rx_no_recv_is_fatal),
             cmocka_unit_test(test_send_goes_into_advertised_recv),
             cmocka_unit_test(test_rx_send_and_too_long),

@@ -14,6 +14,10 @@
 #include "util/log.h"
 #include "util/sock.h"
 
+/* Endpoint ids for registration scopes; never reused, so a registration advertised on a closed
+ * endpoint is never valid on a new one that happens to get the same address. */
+static atomic_uint_fast64_t g_ep_ids;
+
 int fab_tcp_side_socks(const struct fab_ep_attr *attr)
 {
     return attr->nlanes; /* they become the lanes */
@@ -34,8 +38,7 @@ static int tcp_lane_init(struct tcp_lane *l, int idx, const struct fab_ep_attr *
 
 static void tcp_lane_free(struct tcp_lane *l)
 {
-    if (l->fd >= 0)
-        close(l->fd);
+    fab_sock_close_drained(l->fd);
     free(l->sq);
     free(l->rq);
     pthread_mutex_destroy(&l->send_mu);
@@ -66,6 +69,7 @@ int fab_tcp_ep_create(struct fab_domain *dom, struct fab_cq *cq, const struct fa
     if (!ep)
         return -ENOMEM;
     ep->dom = dom;
+    ep->id = atomic_fetch_add(&g_ep_ids, 1) + 1;
     ep->cq = cq;
     ep->nlanes = attr->nlanes;
     ep->max_send_wr = attr->max_send_wr;

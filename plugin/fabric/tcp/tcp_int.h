@@ -34,9 +34,11 @@ struct fab_mr {
     struct fab_domain *dom;
     char *addr;
     size_t len;
-    uint64_t key;
+    uint64_t key;        /* 64 random bits, unique among the domain's live keys */
     struct fab_mr *next; /* hash chain */
     int busy;            /* I/O threads landing bytes in it right now (under dom->mu) */
+    uint64_t *scope;     /* ids of the endpoints it was advertised on (under dom->mu) */
+    uint32_t nscope, scope_cap;
 };
 
 struct fab_domain {
@@ -51,11 +53,11 @@ int fab_tcp_domain_open(int dev, struct fab_domain **out);
 void fab_tcp_domain_close(struct fab_domain *dom);
 int fab_tcp_mr_reg(struct fab_domain *dom, void *addr, size_t len, struct fab_mr **out);
 void fab_tcp_mr_dereg(struct fab_mr *mr);
-struct fab_remote_buf fab_tcp_mr_remote(struct fab_mr *mr, void *addr);
-/* Pins the live registration `key` of dom if it covers [addr, addr+len): 0, or -EACCES. The
- * caller may write there until fab_tcp_mr_unpin(); deregistration waits for that. */
-int fab_tcp_mr_pin(struct fab_domain *dom, uint64_t key, uint64_t addr, size_t len,
-                   struct fab_mr **out);
+struct fab_remote_buf fab_tcp_mr_remote(struct fab_mr *mr, struct fab_ep *ep, void *addr);
+/* Pins the live registration `key` of ep's domain if it was advertised on ep and covers
+ * [addr, addr+len): 0, or -EACCES. The caller may write there until fab_tcp_mr_unpin();
+ * deregistration waits for that. */
+int fab_tcp_mr_pin(struct fab_ep *ep, uint64_t key, uint64_t addr, size_t len, struct fab_mr **out);
 void fab_tcp_mr_unpin(struct fab_mr *mr);
 /* 0 if [buf, buf+len) lies in mr and mr belongs to dom (the verbs lkey check), else -EINVAL. */
 int fab_tcp_mr_check_local(struct fab_domain *dom, struct fab_mr *mr, const void *buf, size_t len);
@@ -82,6 +84,8 @@ struct tcp_rx {  /* receive state of one lane: I/O thread only */
     int ready;   /* EPOLLIN seen and recv() has not said EAGAIN since */
     int drained; /* the last read came back short: the socket is empty until the next edge */
     int in_msg;  /* a header was parsed; its payload is landing */
+    int eof;     /* the peer closed this lane after a whole frame: nothing more will come */
+    int hup;     /* epoll reported the close: a short read no longer means "empty for now" */
     struct tcp_msg msg;
     uint32_t got; /* payload bytes landed */
     int have_wr;  /* wr was popped for this message */
@@ -105,6 +109,7 @@ struct tcp_lane {
 
 struct fab_ep {
     struct fab_domain *dom;
+    uint64_t id; /* unique for the life of the process: names it in registrations' scopes */
     struct fab_cq *cq;
     int nlanes, max_send_wr;
     int tclass; /* IP TOS / IPv6 traffic class of every lane; 0 = system default */
@@ -120,6 +125,7 @@ struct fab_ep {
     int thread_started;
     pthread_t thread;
     uint64_t last_rx_ns; /* I/O thread only */
+    int neof;            /* lanes the peer closed cleanly (I/O thread only) */
     struct tcp_lane lane[];
 };
 

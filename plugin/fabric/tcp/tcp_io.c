@@ -51,6 +51,10 @@ static void tcp_io_dispatch(struct fab_ep *ep, const struct epoll_event *ev, int
         if (ev[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
             l->rx.ready = 1;
             l->rx.drained = 0;
+            /* The close already happened: no later edge will announce it, so reads must go
+             * on until recv() itself reports the end. */
+            if (ev[i].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+                l->rx.hup = 1;
         }
         if (ev[i].events & EPOLLOUT)
             tcp_io_send(ep, l);

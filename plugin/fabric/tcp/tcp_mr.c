@@ -4,50 +4,49 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/random.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "fabric/tcp/tcp_int.h"
 #include "util/log.h"
 
 #define TCP_MR_BUCKETS0 64
 
-/* Keys: a process-wide counter, offset by a random seed and passed through a bijective mixer,
- * so they are unique for the life of the process and a stale or forged key is unlikely to
- * name a live registration. */
-static atomic_uint_fast64_t g_key_ctr;
-static uint64_t g_key_seed;
-static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
-
-static void tcp_key_seed(void)
+/* Keys: 64 bits from the kernel's random source per registration, so one advertised key says
+ * nothing about any other. 0 stays free to mean "no key". */
+static int tcp_key_random(uint64_t *k)
 {
-    if (getrandom(&g_key_seed, sizeof(g_key_seed), GRND_NONBLOCK) != sizeof(g_key_seed))
-        g_key_seed = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
-}
+    ssize_t n;
 
-/* splitmix64's finaliser: xor-shifts and odd multiplies, each invertible. */
-static uint64_t tcp_mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static uint64_t tcp_key_next(void)
-{
-    uint64_t k;
-
-    pthread_once(&g_key_once, tcp_key_seed);
     do {
-        k = tcp_mix64(g_key_seed + atomic_fetch_add(&g_key_ctr, 1));
-    } while (k == 0); /* 0 stays free to mean "no key" */
-    return k;
+        n = getrandom(k, sizeof(*k), 0);
+    } while (n < 0 && errno == EINTR);
+    return n == (ssize_t)sizeof(*k) ? 0 : n < 0 ? -errno : -EIO;
 }
 
 static size_t tcp_bucket(const struct fab_domain *d, uint64_t key)
 {
-    return (size_t)(key & (d->nbucket - 1)); /* keys are already well mixed */
+    return (size_t)(key & (d->nbucket - 1)); /* keys are random */
+}
+
+static struct fab_mr *tcp_mr_find(struct fab_domain *d, uint64_t key)
+{
+    struct fab_mr *m = d->bucket[tcp_bucket(d, key)];
+
+    while (m && m->key != key)
+        m = m->next;
+    return m;
+}
+
+/* A fresh key no live registration of d uses (caller holds d->mu). */
+static int tcp_key_new(struct fab_domain *d, uint64_t *k)
+{
+    int rc;
+
+    do {
+        rc = tcp_key_random(k);
+    } while (rc == 0 && (*k == 0 || tcp_mr_find(d, *k)));
+    return rc;
 }
 
 int fab_tcp_domain_open(int dev, struct fab_domain **out)
@@ -116,8 +115,14 @@ int fab_tcp_mr_reg(struct fab_domain *dom, void *addr, size_t len, struct fab_mr
     mr->dom = dom;
     mr->addr = addr;
     mr->len = len;
-    mr->key = tcp_key_next();
     pthread_mutex_lock(&dom->mu);
+    int rc = tcp_key_new(dom, &mr->key);
+    if (rc != 0) {
+        pthread_mutex_unlock(&dom->mu);
+        JWARN("TCP fabric: no random registration key on device %d: %s", dom->dev, strerror(-rc));
+        free(mr);
+        return rc;
+    }
     if (dom->nmr >= dom->nbucket * 2)
         tcp_mr_grow(dom);
     b = tcp_bucket(dom, mr->key);
@@ -149,13 +154,49 @@ void fab_tcp_mr_dereg(struct fab_mr *mr)
     while (mr->busy)
         pthread_cond_wait(&d->idle, &d->mu);
     pthread_mutex_unlock(&d->mu);
+    free(mr->scope);
     free(mr);
 }
 
-struct fab_remote_buf fab_tcp_mr_remote(struct fab_mr *mr, void *addr)
+static int tcp_mr_scoped(const struct fab_mr *mr, uint64_t ep_id)
 {
-    struct fab_remote_buf r = {.addr = (uint64_t)(uintptr_t)addr, .rkey = mr->key};
+    for (uint32_t i = 0; i < mr->nscope; i++)
+        if (mr->scope[i] == ep_id)
+            return 1;
+    return 0;
+}
 
+/* Adds ep to mr's scope (caller holds dom->mu): 0, or -ENOMEM. */
+static int tcp_mr_scope_add(struct fab_mr *mr, uint64_t ep_id)
+{
+    if (tcp_mr_scoped(mr, ep_id))
+        return 0;
+    if (mr->nscope == mr->scope_cap) {
+        uint32_t cap = mr->scope_cap ? mr->scope_cap * 2 : 2;
+        uint64_t *s = realloc(mr->scope, cap * sizeof(*s));
+
+        if (!s)
+            return -ENOMEM;
+        mr->scope = s;
+        mr->scope_cap = cap;
+    }
+    mr->scope[mr->nscope++] = ep_id;
+    return 0;
+}
+
+/* Out of memory, the key handed out is 0: no write can use it, so the failure shows up as a
+ * remote access error on the peer's first write instead of opening the registration wider. */
+struct fab_remote_buf fab_tcp_mr_remote(struct fab_mr *mr, struct fab_ep *ep, void *addr)
+{
+    struct fab_remote_buf r = {.addr = (uint64_t)(uintptr_t)addr, .rkey = 0};
+    struct fab_domain *d = mr->dom;
+
+    pthread_mutex_lock(&d->mu);
+    if (ep->dom == d && tcp_mr_scope_add(mr, ep->id) == 0)
+        r.rkey = mr->key;
+    pthread_mutex_unlock(&d->mu);
+    if (!r.rkey)
+        JWARN("TCP fabric: could not advertise a registration to peer %s", ep->peer);
     return r;
 }
 
@@ -166,16 +207,14 @@ static int tcp_range_in(const struct fab_mr *mr, uint64_t addr, size_t len)
     return addr >= base && len <= mr->len && addr - base <= mr->len - len;
 }
 
-int fab_tcp_mr_pin(struct fab_domain *dom, uint64_t key, uint64_t addr, size_t len,
-                   struct fab_mr **out)
+int fab_tcp_mr_pin(struct fab_ep *ep, uint64_t key, uint64_t addr, size_t len, struct fab_mr **out)
 {
+    struct fab_domain *dom = ep->dom;
     struct fab_mr *m;
 
     pthread_mutex_lock(&dom->mu);
-    for (m = dom->bucket[tcp_bucket(dom, key)]; m; m = m->next)
-        if (m->key == key)
-            break;
-    if (!m || !tcp_range_in(m, addr, len)) {
+    m = key ? tcp_mr_find(dom, key) : NULL;
+    if (!m || !tcp_mr_scoped(m, ep->id) || !tcp_range_in(m, addr, len)) {
         pthread_mutex_unlock(&dom->mu);
         return -EACCES;
     }

@@ -68,12 +68,13 @@ static int tcp_rx_check_write(struct fab_ep *ep, struct tcp_lane *l, const struc
 
     if (m->len == 0)
         return 0;
-    if (fab_tcp_mr_pin(ep->dom, m->rkey, m->raddr, m->len, &mr) == 0) {
+    if (fab_tcp_mr_pin(ep, m->rkey, m->raddr, m->len, &mr) == 0) {
         fab_tcp_mr_unpin(mr);
         return 0;
     }
     fab_tcp_ep_fail(ep, FAB_WC_REMOTE_ACCESS, l->idx,
-                    "wrote %u bytes at 0x%llx with key 0x%llx, outside any live registration",
+                    "wrote %u bytes at 0x%llx with key 0x%llx, outside the live registrations "
+                    "advertised on this connection",
                     m->len, (unsigned long long)m->raddr, (unsigned long long)m->rkey);
     return -1;
 }
@@ -87,7 +88,7 @@ static int tcp_rx_begin(struct fab_ep *ep, struct tcp_lane *l)
     memcpy(&h, rx->stage + rx->off, sizeof(h));
     rx->off += sizeof(h);
     if (tcp_hdr_parse(&h, &rx->msg) != 0 || (rx->msg.op == TCP_OP_HEARTBEAT && rx->msg.len != 0)) {
-        fab_tcp_ep_fail(ep, FAB_WC_LOCAL_ERR, l->idx, "sent a corrupt frame header");
+        fab_tcp_ep_fail(ep, FAB_WC_PEER_PROTO, l->idx, "sent a corrupt frame header");
         return -1;
     }
     if (rx->msg.op == TCP_OP_HEARTBEAT)
@@ -95,7 +96,7 @@ static int tcp_rx_begin(struct fab_ep *ep, struct tcp_lane *l)
     if (rx->msg.op == TCP_OP_WRITE_IMM && tcp_rx_check_write(ep, l, &rx->msg))
         return -1;
     if (rx->msg.op != TCP_OP_SEND && rx->msg.op != TCP_OP_WRITE_IMM) {
-        fab_tcp_ep_fail(ep, FAB_WC_LOCAL_ERR, l->idx, "sent unknown frame type %u", rx->msg.op);
+        fab_tcp_ep_fail(ep, FAB_WC_PEER_PROTO, l->idx, "sent unknown frame type %u", rx->msg.op);
         return -1;
     }
     if (tcp_rx_pop(l)) {
@@ -133,6 +134,23 @@ static void tcp_rx_finish(struct fab_ep *ep, struct tcp_lane *l)
     fab_swcq_push(ep->cq, &wc);
 }
 
+/* The peer closed the lane. Between whole frames that fails nothing yet: its other lanes may
+ * still carry data it sent before closing, and RECVs that data fills must complete. The
+ * endpoint fails once every lane is closed, or at once if a frame was cut short. */
+static ssize_t tcp_rx_eof(struct fab_ep *ep, struct tcp_lane *l)
+{
+    if (l->rx.in_msg || l->rx.off < l->rx.end) {
+        fab_tcp_ep_fail(ep, FAB_WC_PEER_LOST, l->idx, "closed the connection in mid-message");
+        return -1;
+    }
+    l->rx.eof = 1;
+    l->rx.drained = 1;
+    if (++ep->neof < ep->nlanes)
+        return TCP_RX_DRY;
+    fab_tcp_ep_peer_closed(ep, l->idx);
+    return -1;
+}
+
 /* One recvmsg(); bytes read, TCP_RX_DRY, or -1 with the endpoint failed. */
 static ssize_t tcp_rx_read(struct fab_ep *ep, struct tcp_lane *l, struct iovec *iov, int niov)
 {
@@ -148,13 +166,13 @@ static ssize_t tcp_rx_read(struct fab_ep *ep, struct tcp_lane *l, struct iovec *
             asked += iov[i].iov_len;
         /* A short read emptied the socket: whatever comes next raises a new edge, so the
          * EAGAIN-returning recvmsg() that would confirm it can be skipped. */
-        l->rx.drained = (size_t)n < asked;
+        l->rx.drained = (size_t)n < asked && !l->rx.hup;
         return n;
     }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
         return TCP_RX_DRY;
     if (n == 0)
-        fab_tcp_ep_peer_closed(ep, l->idx);
+        return tcp_rx_eof(ep, l);
     else
         fab_tcp_ep_fail(ep, fab_tcp_errno_status(errno), l->idx, "connection failed: %s",
                         strerror(errno));
@@ -195,7 +213,7 @@ static ssize_t tcp_rx_payload(struct fab_ep *ep, struct tcp_lane *l)
     if (rx->msg.op == TCP_OP_SEND) {
         dst = rx->wr.buf + rx->got;
     } else {
-        if (fab_tcp_mr_pin(ep->dom, rx->msg.rkey, rx->msg.raddr, rx->msg.len, &mr)) {
+        if (fab_tcp_mr_pin(ep, rx->msg.rkey, rx->msg.raddr, rx->msg.len, &mr)) {
             fab_tcp_ep_fail(ep, FAB_WC_REMOTE_ACCESS, l->idx,
                             "wrote into memory deregistered while the write landed");
             return -1;
@@ -226,6 +244,9 @@ static ssize_t tcp_rx_payload(struct fab_ep *ep, struct tcp_lane *l)
 static ssize_t tcp_rx_step(struct fab_ep *ep, struct tcp_lane *l)
 {
     struct tcp_rx *rx = &l->rx;
+
+    if (rx->eof)
+        return TCP_RX_DRY;
 
     if (rx->in_msg) {
         if (rx->got == rx->msg.len) {

@@ -67,8 +67,7 @@ static void ep_free(struct fab_ep *ep)
     }
     if (ep->hcq)
         L->destroy_cq(ep->hcq);
-    if (ep->side.fd >= 0)
-        close(ep->side.fd);
+    fab_sock_close_drained(ep->side.fd);
     free(ep->side.out);
     pthread_mutex_destroy(&ep->mu);
     free(ep);
@@ -122,7 +121,7 @@ int fab_verbs_ep_create(struct fab_domain *dom, struct fab_cq *cq, const struct 
     int rc;
 
     if (attr->nlanes < 1 || attr->nlanes > FAB_MAX_LANES || attr->max_send_wr < 1 ||
-        attr->max_recv_wr < 1 || !cq)
+        attr->max_recv_wr < 1 || (uint32_t)attr->max_recv_wr > VB_MAX_RECV || !cq)
         return -EINVAL;
     ep = ep_alloc(dom, cq, attr);
     if (!ep)
@@ -247,6 +246,23 @@ int fab_verbs_ep_connect(struct fab_ep *ep, const void *peer_info, size_t len, c
     return 0;
 }
 
+/* Data the peer sent us has landed, but its sender completes only on our ACK: an ACK still
+ * waiting for its delay (or for room in the socket) goes out now, so closing right after our
+ * own requests finished does not fail the peer's last sends. Best effort: never blocks. */
+static void ep_last_acks(struct fab_ep *ep)
+{
+    pthread_mutex_lock(&ep->mu);
+    if (ep->connected && atomic_load(&ep->status) == FAB_WC_OK) {
+        for (int i = 0; i < ep->nlanes; i++)
+            if (ep->lane[i].rx.ack_due) {
+                ep->lane[i].rx.ack_due = VB_ACK_NOW;
+                vb_rx_ack(ep, &ep->lane[i], 0);
+            }
+        vb_side_flush(ep);
+    }
+    pthread_mutex_unlock(&ep->mu);
+}
+
 void fab_verbs_ep_close(struct fab_ep *ep)
 {
     struct fab_domain *dom;
@@ -264,6 +280,7 @@ void fab_verbs_ep_close(struct fab_ep *ep)
     if (ep->side.fd >= 0)
         epoll_ctl(dom->epfd, EPOLL_CTL_DEL, ep->side.fd, NULL);
     pthread_mutex_unlock(&dom->mu);
+    ep_last_acks(ep);
     /* Unlinked: the progress thread no longer touches the counters. */
     JINFO(NCCL_NET,
           "verbs fabric: closing endpoint to %s: %llu segments sent, %llu resent, "

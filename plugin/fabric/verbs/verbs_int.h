@@ -30,6 +30,7 @@
 
 #define VB_MAX_DEVS     32
 #define VB_MAX_MSG      (1u << 30) /* largest caller post */
+#define VB_MAX_RECV     (1u << 16) /* most RECVs per lane an endpoint posts (bounds a peer's) */
 #define VB_SEG_WIN      512 /* unacknowledged segments per lane (< half the sequence space) */
 #define VB_CWND_INIT    32  /* segments in flight before the first loss */
 #define VB_CWND_MIN     2
@@ -144,7 +145,7 @@ int fab_verbs_domain_open(int dev, struct fab_domain **out);
 void fab_verbs_domain_close(struct fab_domain *dom);
 int fab_verbs_mr_reg(struct fab_domain *dom, void *addr, size_t len, struct fab_mr **out);
 void fab_verbs_mr_dereg(struct fab_mr *mr);
-struct fab_remote_buf fab_verbs_mr_remote(struct fab_mr *mr, void *addr);
+struct fab_remote_buf fab_verbs_mr_remote(struct fab_mr *mr, struct fab_ep *ep, void *addr);
 /* 0 if [buf, buf+len) lies inside mr (len 0 always passes), else -EINVAL. */
 int vb_mr_check(struct fab_domain *dom, const struct fab_mr *mr, const void *buf, size_t len);
 

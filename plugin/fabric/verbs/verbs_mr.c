@@ -169,9 +169,15 @@ void fab_verbs_mr_dereg(struct fab_mr *mr)
     free(mr);
 }
 
-struct fab_remote_buf fab_verbs_mr_remote(struct fab_mr *mr, void *addr)
+/* The NIC checks an incoming WRITE against the registrations of the target QP's protection
+ * domain, and the PD is the fabric domain: that is the scope verbs can enforce. A registration
+ * of another domain is never advertised (its key would name nothing the peer may reach). */
+struct fab_remote_buf fab_verbs_mr_remote(struct fab_mr *mr, struct fab_ep *ep, void *addr)
 {
-    struct fab_remote_buf rb = {(uint64_t)(uintptr_t)addr, mr ? mr->rkey : 0};
+    struct fab_remote_buf rb = {(uint64_t)(uintptr_t)addr, 0};
+
+    if (mr && ep && mr->dom == ep->dom)
+        rb.rkey = mr->rkey;
 
     return rb;
 }

@@ -153,5 +153,7 @@ const char *vb_info_check(const struct fab_ep *ep, const struct vb_info *peer, s
         return "is on another link layer (IB vs RoCE)";
     if (peer->max_recv == 0)
         return "posts no receives";
+    if (peer->max_recv > VB_MAX_RECV)
+        return "announces more receives per lane than any endpoint posts";
     return NULL;
 }

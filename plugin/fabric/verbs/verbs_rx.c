@@ -43,13 +43,20 @@ static void rx_write(struct fab_ep *ep, struct vb_lane *l, enum vb_seg_type t, u
     struct vb_rwr w;
 
     if (rx->in_msg && rx->is_send) {
-        vb_ep_fail(ep, FAB_WC_LOCAL_ERR, "sent a WRITE segment inside a SEND (lane %d)", l->idx);
+        vb_ep_fail(ep, FAB_WC_PEER_PROTO, "sent a WRITE segment inside a SEND (lane %d)", l->idx);
         return;
     }
     if (!rx->in_msg) {
         rx->in_msg = 1;
         rx->is_send = 0;
         rx->bytes = 0;
+    }
+    /* The count is reported in 32 bits: a peer that keeps sending PART segments must not wrap
+     * it (no caller post is larger than VB_MAX_MSG). */
+    if (len > VB_MAX_MSG - rx->bytes) {
+        vb_ep_fail(ep, FAB_WC_PEER_PROTO, "sent a WRITE_IMM over %u bytes (lane %d)", VB_MAX_MSG,
+                   l->idx);
+        return;
     }
     rx->bytes += len;
     if (t == VB_WRITE_PART)
@@ -70,7 +77,7 @@ static void rx_send(struct fab_ep *ep, struct vb_lane *l, enum vb_seg_type t, ui
     struct vb_rx *rx = &l->rx;
 
     if (rx->in_msg && !rx->is_send) {
-        vb_ep_fail(ep, FAB_WC_LOCAL_ERR, "sent a SEND inside a WRITE (lane %d)", l->idx);
+        vb_ep_fail(ep, FAB_WC_PEER_PROTO, "sent a SEND inside a WRITE (lane %d)", l->idx);
         return;
     }
     if (!rx->in_msg) {

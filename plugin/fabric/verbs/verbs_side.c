@@ -83,7 +83,7 @@ static void side_recv_adv(struct fab_ep *ep, struct vb_lane *l, const unsigned c
 
     /* Only [msg_cur, adv_n) is still needed: fewer than the RECVs the peer may have posted. */
     if ((int64_t)(int32_t)(l->adv_n - l->tx.msg_cur) >= (int64_t)l->adv_cap) {
-        vb_ep_fail(ep, FAB_WC_LOCAL_ERR, "posted more RECVs on lane %d than it announced", l->idx);
+        vb_ep_fail(ep, FAB_WC_PEER_PROTO, "posted more RECVs on lane %d than it announced", l->idx);
         return;
     }
     a = &l->adv[l->adv_n % l->adv_cap];
@@ -109,7 +109,7 @@ static void side_frame(struct fab_ep *ep, const unsigned char *f, uint64_t now)
         return;
     }
     if (f[1] >= ep->nlanes) {
-        vb_ep_fail(ep, FAB_WC_LOCAL_ERR, "sent a control frame for lane %u", f[1]);
+        vb_ep_fail(ep, FAB_WC_PEER_PROTO, "sent a control frame for lane %u", f[1]);
         return;
     }
     l = &ep->lane[f[1]];
@@ -130,8 +130,22 @@ static void side_frame(struct fab_ep *ep, const unsigned char *f, uint64_t now)
         vb_tx_on_reply(ep, l, seq, f[2], now);
         break;
     default:
-        vb_ep_fail(ep, FAB_WC_LOCAL_ERR, "sent unknown control frame %u", f[0]);
+        vb_ep_fail(ep, FAB_WC_PEER_PROTO, "sent unknown control frame %u", f[0]);
     }
+}
+
+/* The peer closed (why = NULL) or reset its side channel. Whatever it wrote before that is already
+ * in our completion queue, possibly not yet drained (the CQ event may come after the socket's): it
+ * is delivered first, so only the requests whose data did not arrive fail. */
+static void side_lost(struct fab_ep *ep, const char *why, uint64_t now)
+{
+    do {
+        vb_ep_drain(ep, now);
+    } while (ep->drain_more && atomic_load(&ep->status) == FAB_WC_OK);
+    if (why)
+        vb_ep_fail(ep, FAB_WC_PEER_LOST, "%s", why);
+    else
+        vb_ep_peer_closed(ep); /* an orderly close: logged as one, not as a failure */
 }
 
 void vb_side_read(struct fab_ep *ep, uint64_t now)
@@ -146,12 +160,8 @@ void vb_side_read(struct fab_ep *ep, uint64_t now)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return;
-        if (n == 0) {
-            vb_ep_peer_closed(ep);
-            return;
-        }
-        if (n < 0) {
-            vb_ep_fail(ep, FAB_WC_PEER_LOST, "%s", strerror(errno));
+        if (n <= 0) {
+            side_lost(ep, n == 0 ? NULL : strerror(errno), now);
             return;
         }
         ep->last_rx_ns = now;

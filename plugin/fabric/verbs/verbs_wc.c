@@ -48,7 +48,7 @@ static void wc_one(struct fab_ep *ep, const struct ibv_wc *wc, uint64_t now)
         ep->last_rx_ns = now; /* data from the peer proves it alive as well as a heartbeat */
         vb_rx_segment(ep, l, ntohl(wc->imm_data), wc->byte_len);
     } else if (wc->opcode & IBV_WC_RECV) {
-        vb_ep_fail(ep, FAB_WC_LOCAL_ERR, "sent a message without immediate data (lane %d, QP %u)",
+        vb_ep_fail(ep, FAB_WC_PEER_PROTO, "sent a message without immediate data (lane %d, QP %u)",
                    l->idx, wc->qp_num);
     } else {
         vb_tx_on_send_cqe(ep, l);
