@@ -236,8 +236,11 @@ static int expect_closed(ncclResult_t rc, double took, unsigned m, const char *w
                       mp_result_str(rc));
     ok &= MP_CHECK(took < tmo + mp_scaled(2), "%s: failing took %.1f s (timeout %ld s)", what, took,
                    tmo);
-    ok &= MP_CHECK(mp_warn_seen(m, "rank 1") && mp_warn_seen(m, "closed"),
-                   "%s: no WARN saying rank 1 closed its comm", what);
+    /* With three ranks the other survivor may give up first and close: then this rank's WARN
+     * is about that connection closing, unless rank 1's goodbye was read before it. */
+    ok &= MP_CHECK(mp_warn_seen(m, "closed"), "%s: no WARN saying a peer closed", what);
+    if (mp_sh->nranks == 2)
+        ok &= MP_CHECK(mp_warn_seen(m, "rank 1 ("), "%s: no WARN naming rank 1", what);
     mp_note("%s: %s after %.2f s", what, mp_result_str(rc), took);
     return ok;
 }
@@ -259,6 +262,7 @@ static int rank_closes(int rank, int nranks, void *arg, int mid)
     void *req[2] = {NULL, NULL};
     for (int i = 0; i < 2; i++)
         ok &= MP_OK(cn_allreduce(&n, s.p, r.p, count, ncclFloat32, ncclSum, s.mh, r.mh, &req[i]));
+    unsigned m = mp_log_mark(); /* the failure may come as soon as req[0] is done */
     ok &= MP_OK(cn_wait(&n, req[0], mp_scaled(30)));
     if (rank == 1) {
         if (!mid)
@@ -272,7 +276,6 @@ static int rank_closes(int rank, int nranks, void *arg, int mid)
         cn_unload(&n);
         return ok ? 0 : 1;
     }
-    unsigned m = mp_log_mark();
     double t0 = mp_now();
     ncclResult_t rc = cn_wait(&n, req[1], mp_scaled(30));
     if (!mid) {
