@@ -227,7 +227,12 @@ static void link_failed(struct coll_comm *c, struct jc_link *l, const struct fab
     const char *why;
     ncclResult_t rc = jaccl_wc_failure(c->ops, l->ep, wc->status, &why);
     const struct jc_link *left = left_peer(c);
-    if (left && left != l)
+    if (l->bye_rcvd)
+        coll_fail(c, rc,
+                  "rank %d (%s) closed its comm, and its connection went down with messages "
+                  "in flight: %s",
+                  l->peer, l->desc, why);
+    else if (left)
         coll_fail(c, rc,
                   "connection to rank %d (%s) failed: %s, after rank %d (%s) closed its comm",
                   l->peer, l->desc, why, left->peer, left->desc);
@@ -355,10 +360,10 @@ static void on_ctrl(struct coll_comm *c, struct jc_link *l, int li, uint32_t idx
         check_link_sig(c, l, c->nxt);
     if (atomic_load(&c->error) != ncclSuccess)
         return;
-    if (c->ops->post_recv(l->ep, c->ndata, &l->rx[idx % JC_CTRL_N], sizeof(m), c->ctrl_mr,
-                          JC_WR(JC_WR_CRECV, li, c->ndata, idx)) != 0 &&
-        !link_done(c, l))
-        coll_fail(c, ncclSystemError, "reposting a control receive for rank %d failed", l->peer);
+    int rc = c->ops->post_recv(l->ep, c->ndata, &l->rx[idx % JC_CTRL_N], sizeof(m), c->ctrl_mr,
+                               JC_WR(JC_WR_CRECV, li, c->ndata, idx));
+    if (rc != 0 && !link_done(c, l))
+        post_failed(c, l, rc, "control receive", sizeof(m)); /* the peer's side broke, mostly */
 }
 
 static void on_data(struct coll_comm *c, struct jc_link *l, const struct fab_wc *wc)
