@@ -542,6 +542,9 @@ int main(int argc, char **argv)
 {
     int failed = 0, n = X_N * NSIZES * F_N * W_N;
     char path[] = "/tmp/jaccl-faults-XXXXXX";
+    /* Short, so the stop cells (noticed by silence) stay quick; a little longer when the run is
+     * slowed down, so a live but starved rank is not taken for a silent one. */
+    setenv("NCCL_JACCL_TIMEOUT", mp_scaled(1) > 1 ? "3" : "2", 1);
     mp_begin("coll_faults", "the fault matrix: a peer killed, closed, finalized or stopped");
     g_rec_fd = mkstemp(path);
     if (g_rec_fd >= 0)
