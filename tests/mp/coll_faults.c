@@ -421,7 +421,8 @@ static void p2p_one(struct p2p_cell *k, int seq, struct verdict *vd, int *ok)
     for (size_t i = 0; i < P2P_BYTES && bad == P2P_BYTES; i++)
         if ((unsigned char)k->rbuf[i] != want)
             bad = i;
-    *ok &= MP_CHECK(bad == P2P_BYTES, "exchange #%d succeeded with byte %zu wrong", seq, bad);
+    *ok &= MP_CHECK(bad == P2P_BYTES, "exchange #%d succeeded with byte %zu wrong (%u, not %u)",
+                    seq, bad, bad < P2P_BYTES ? (unsigned char)k->rbuf[bad] : 0u, want);
 }
 
 static int p2p_survivor(const struct cell *c, struct p2p_cell *k, unsigned mark)
