@@ -416,15 +416,37 @@ static void on_wc(struct coll_comm *c, const struct fab_wc *wc)
     }
 }
 
+#define POLL_DEFER 16 /* links whose failure is held back until the queue is drained */
+
+/* Holds back the first failed completion of each link (the one that says why; the flushed
+ * ones behind it change nothing once it is handled: the link is closed or the comm failed).
+ * 1 if wc was held back or is such a follower. */
+static int defer_failure(const struct fab_wc *wc, struct fab_wc *failed, int *nfailed)
+{
+    for (int i = 0; i < *nfailed; i++)
+        if (JC_WR_LINK(failed[i].wr_id) == JC_WR_LINK(wc->wr_id))
+            return 1;
+    if (*nfailed == POLL_DEFER)
+        return 0;
+    failed[(*nfailed)++] = *wc;
+    return 1;
+}
+
+/* Failures are dispatched after the successful completions already queued: when a peer
+ * leaves, another rank giving up on the group may close its connection to us before we read
+ * the leaver's goodbye, and the WARN should name the rank that left, not the messenger. */
 int coll_x_poll(struct coll_comm *c)
 {
-    struct fab_wc wc[32];
-    int n, total = 0;
+    struct fab_wc wc[32], failed[POLL_DEFER];
+    int n, total = 0, nfailed = 0;
     while ((n = c->ops->cq_poll(c->cq, wc, 32)) > 0) {
         for (int i = 0; i < n; i++)
-            on_wc(c, &wc[i]);
+            if (wc[i].status == FAB_WC_OK || !defer_failure(&wc[i], failed, &nfailed))
+                on_wc(c, &wc[i]);
         total += n;
     }
+    for (int i = 0; i < nfailed; i++)
+        on_wc(c, &failed[i]);
     return total;
 }
 

@@ -247,6 +247,37 @@ static void link_down_after_bye_with_data_owed(void **state)
     assert_int_equal(comm_error(f), ncclRemoteError); /* the message it sent was lost */
 }
 
+/* The first failure of a link says why; the flushed completions behind it must not. */
+static void first_failure_of_a_link_counts(void **state)
+{
+    struct fixture *f = *state;
+    g_wc[g_nwc++] = (struct fab_wc){
+            .wr_id = JC_WR(JC_WR_CRECV, 0, 2, 0), .ep = FAKE_EP, .status = FAB_WC_PEER_LOST};
+    g_wc[g_nwc++] = (struct fab_wc){
+            .wr_id = JC_WR(JC_WR_CRECV, 0, 2, 1), .ep = FAKE_EP, .status = FAB_WC_FLUSHED};
+    coll_x_poll(f->c);
+    assert_int_equal(comm_error(f), ncclRemoteError);
+}
+
+/* A goodbye queued behind the connection's failure is read first: the peer left, it did not
+ * break, and with nothing in flight that is no failure at all. */
+static void goodbye_read_before_the_failure(void **state)
+{
+    struct fixture *f = *state;
+    g_wc[g_nwc++] = (struct fab_wc){
+            .wr_id = JC_WR(JC_WR_CRECV, 0, 2, 7), .ep = FAKE_EP, .status = FAB_WC_PEER_LOST};
+    struct jc_ctrl m = bye(0);
+    f->rx[0] = m;
+    g_wc[g_nwc++] = (struct fab_wc){.wr_id = JC_WR(JC_WR_CRECV, 0, 2, 0),
+                                    .ep = FAKE_EP,
+                                    .status = FAB_WC_OK,
+                                    .len = sizeof(m)};
+    coll_x_poll(f->c);
+    assert_int_equal(comm_error(f), ncclSuccess);
+    assert_true(f->link.bye_rcvd);
+    assert_null(f->link.ep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -262,6 +293,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(no_credit_after_bye_fails, setup, teardown),
             cmocka_unit_test_setup_teardown(link_down_after_bye, setup, teardown),
             cmocka_unit_test_setup_teardown(link_down_after_bye_with_data_owed, setup, teardown),
+            cmocka_unit_test_setup_teardown(first_failure_of_a_link_counts, setup, teardown),
+            cmocka_unit_test_setup_teardown(goodbye_read_before_the_failure, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
