@@ -43,14 +43,18 @@ struct jc_ctrl {
     uint32_t op_sig;
     uint32_t flags;                /* JC_CTRL_BYE */
     uint32_t posted[JC_MAX_PARTS]; /* receives posted so far on each data lane */
+    uint32_t sent[JC_MAX_PARTS];   /* sends posted so far on each data lane */
 };
 
-#define JC_CTRL_BYE 1u /* the sender is closing: it needs nothing more from us */
+/* The sender is closing: it needs nothing more from us, and its counts are final (it posts no
+ * further receive or send), so whatever this rank still wants beyond them can never happen. */
+#define JC_CTRL_BYE 1u
 
 /* One ordered stream per (link, data lane), both directions. */
 struct jc_stream {
     uint32_t sent, sdone, granted;       /* outgoing */
     uint32_t posted, landed, advertised; /* incoming */
+    uint32_t nxt_from;                   /* receives from here on are nxt's (while it runs) */
     uint32_t exp_len[JC_POST_MAX];       /* length expected of each posted receive */
     int stage;                           /* staging slot pair, or -1 */
     uint8_t busy;                        /* staging slots in use, one bit each */
@@ -67,6 +71,7 @@ struct jc_link {
     uint64_t peer_seq; /* latest operation the peer said it runs, and its signature */
     uint32_t peer_sig;
     int bye_sent, bye_rcvd;
+    uint32_t peer_sent[JC_MAX_PARTS]; /* the peer's final send counts, once bye_rcvd */
 };
 
 enum jc_req_state { JC_REQ_FREE = 0, JC_REQ_QUEUED, JC_REQ_DONE };
@@ -174,6 +179,10 @@ struct jc_stream *coll_x_stream(struct coll_comm *c, int peer, int lane, int rx)
 void coll_x_close_all(struct coll_comm *c);
 /* Fails the comm if a peer said it runs operation q->seq with another signature. */
 void coll_x_check_sig(struct coll_comm *c, const struct coll_req *q);
+/* nxt starts: the receives it posts from now on are its own, not cur's. */
+void coll_x_nxt_begins(struct coll_comm *c);
+/* Fails the comm if cur waits for a receive that a peer who closed its comm never sent. */
+void coll_x_check_left(struct coll_comm *c);
 /* Sends goodbyes not sent yet; returns how many peers have not said theirs. */
 int coll_x_bye(struct coll_comm *c);
 /* Marks the comm broken (first cause wins: one WARN), closes every endpoint. */

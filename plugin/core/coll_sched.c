@@ -31,6 +31,8 @@ static void begin(struct coll_comm *c, struct coll_req *q, int behind)
     struct jc_run *r = run_of(c, behind);
     r->op = &q->op;
     r->idx = c->cur_run ^ behind;
+    if (behind)
+        coll_x_nxt_begins(c);
     ops_of(q)->start(r, coll_xport(c));
 }
 
@@ -66,6 +68,8 @@ static void complete(struct coll_comm *c, ncclResult_t rc)
     if (!c->cur)
         return;
     become_cur(c);
+    if (comm_error(c) == ncclSuccess)
+        coll_x_check_left(c); /* nxt's receives are cur's now */
     if (c->nxt_over) {
         c->nxt_over = 0;
         complete(c, c->nxt_rc);
@@ -127,6 +131,8 @@ int coll_run_ops(struct coll_comm *c)
         }
     }
     int r = ops_of(c->cur)->advance(run_of(c, 0), coll_xport(c), &prog);
+    if (r == 0 && comm_error(c) != ncclSuccess)
+        r = -1; /* the comm broke under it (a peer left): fail it now, not after a sleep */
     if (r != 0) {
         complete(c, r > 0 ? ncclSuccess : comm_error(c));
         return 1;

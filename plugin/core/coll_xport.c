@@ -33,15 +33,42 @@ int jc_x_wires(const struct jc_xport *x)
     return ((const struct coll_comm *)x)->wires;
 }
 
+/* The peer of link l closed its comm and this rank's running operation still needs it: the
+ * operation can never complete, so it fails now instead of waiting for a timeout. */
+static void peer_left(struct coll_comm *c, const struct jc_link *l, const char *what, int lane)
+{
+    coll_fail(c, ncclRemoteError,
+              "rank %d (%s) closed its comm, but this rank's collective #%llu still needs to %s "
+              "it on lane %d",
+              l->peer, l->desc, c->cur ? (unsigned long long)c->cur->seq : 0ull, what, lane);
+}
+
+/* Callers ask only when they want to send (or post) the next message of an operation. Once
+ * nxt is armed, cur has posted all its sends, so the one asking is nxt: it is judged when it
+ * becomes cur (it asks again), and cur may still complete with what is already on its way. */
 int jc_x_can_send(struct jc_xport *x, int peer, int lane)
 {
-    struct jc_stream *s = coll_x_stream(xport_comm(x), peer, lane, 0);
+    struct coll_comm *c = xport_comm(x);
+    struct jc_link *l = &c->links[coll_x_link(c, peer, lane, 0)];
+    struct jc_stream *s = &l->s[lane];
+    if (l->bye_rcvd && s->granted == s->sent) { /* its grants are final: no receive is coming */
+        if (!(c->nxt && c->nxt_armed))
+            peer_left(c, l, "send to", lane);
+        return 0;
+    }
     return (int32_t)(s->granted - s->sent) > 0 && s->sent - s->sdone < JC_SEND_MAX;
 }
 
 int jc_x_can_recv(struct jc_xport *x, int peer, int lane)
 {
-    struct jc_stream *s = coll_x_stream(xport_comm(x), peer, lane, 1);
+    struct coll_comm *c = xport_comm(x);
+    struct jc_link *l = &c->links[coll_x_link(c, peer, lane, 1)];
+    struct jc_stream *s = &l->s[lane];
+    if (l->bye_rcvd && (int32_t)(s->posted - l->peer_sent[lane]) >= 0) {
+        if (!c->nxt) /* else nxt asks: cur posted all its receives before nxt began */
+            peer_left(c, l, "receive from", lane); /* it sent its last message already */
+        return 0;
+    }
     return s->posted - s->landed < JC_POST_MAX;
 }
 
@@ -111,6 +138,16 @@ static void post_failed(struct coll_comm *c, struct jc_link *l, int rc, const ch
                   what, l->peer, l->desc, rc);
 }
 
+/* The endpoint was closed after the peer's goodbye (or by a failure already recorded). */
+static int link_closed(struct coll_comm *c, const struct jc_link *l, const char *what, int lane)
+{
+    if (l->bye_rcvd)
+        peer_left(c, l, what, lane);
+    else
+        coll_fail(c, ncclRemoteError, "connection to rank %d (%s) is closed", l->peer, l->desc);
+    return -1;
+}
+
 int jc_x_send(struct jc_xport *x, int peer, int lane, const void *buf, size_t len,
               struct fab_mr *mr)
 {
@@ -119,7 +156,7 @@ int jc_x_send(struct jc_xport *x, int peer, int lane, const void *buf, size_t le
     struct jc_link *l = &c->links[li];
     struct jc_stream *s = &l->s[lane];
     if (!l->ep)
-        return -1;
+        return link_closed(c, l, "send to", lane);
     int rc = c->ops->post_send(l->ep, lane, buf, len, mr, JC_WR(JC_WR_DSEND, li, lane, s->sent));
     if (rc != 0) {
         post_failed(c, l, rc, "send", len);
@@ -136,7 +173,7 @@ int jc_x_recv(struct jc_xport *x, int peer, int lane, void *buf, size_t len, str
     struct jc_link *l = &c->links[li];
     struct jc_stream *s = &l->s[lane];
     if (!l->ep)
-        return -1;
+        return link_closed(c, l, "receive from", lane);
     int rc = c->ops->post_recv(l->ep, lane, buf, len, mr, JC_WR(JC_WR_DRECV, li, lane, s->posted));
     if (rc != 0) {
         post_failed(c, l, rc, "receive", len);
@@ -175,11 +212,32 @@ ncclResult_t coll_fail(struct coll_comm *c, ncclResult_t rc, const char *fmt, ..
     return rc;
 }
 
+/* A peer that closed its comm, if any: a link failing after it most likely failed because of
+ * it (its other peers give up on the group and close), so the WARN names it as the cause. */
+static const struct jc_link *left_peer(const struct coll_comm *c)
+{
+    for (int i = 0; i < c->nlinks; i++)
+        if (c->links[i].bye_rcvd && c->links[i].peer >= 0)
+            return &c->links[i];
+    return NULL;
+}
+
 static void link_failed(struct coll_comm *c, struct jc_link *l, const struct fab_wc *wc)
 {
     const char *why;
     ncclResult_t rc = jaccl_wc_failure(c->ops, l->ep, wc->status, &why);
-    coll_fail(c, rc, "connection to rank %d (%s) failed: %s", l->peer, l->desc, why);
+    const struct jc_link *left = left_peer(c);
+    if (l->bye_rcvd)
+        coll_fail(c, rc,
+                  "rank %d (%s) closed its comm, and its connection went down with messages "
+                  "in flight: %s",
+                  l->peer, l->desc, why);
+    else if (left)
+        coll_fail(c, rc,
+                  "connection to rank %d (%s) failed: %s, after rank %d (%s) closed its comm",
+                  l->peer, l->desc, why, left->peer, left->desc);
+    else
+        coll_fail(c, rc, "connection to rank %d (%s) failed: %s", l->peer, l->desc, why);
 }
 
 /* ---- completions ---- */
@@ -189,6 +247,16 @@ static void link_failed(struct coll_comm *c, struct jc_link *l, const struct fab
 static int link_done(struct coll_comm *c, const struct jc_link *l)
 {
     return l->bye_rcvd || atomic_load(&c->closing);
+}
+
+/* Nothing in flight on l: every receive landed and every send completed. A link going down
+ * after the peer's goodbye with messages still in flight lost them: that fails the comm. */
+static int link_settled(const struct coll_comm *c, const struct jc_link *l)
+{
+    for (int i = 0; i < c->ndata; i++)
+        if (l->s[i].posted != l->s[i].landed || l->s[i].sent != l->s[i].sdone)
+            return 0;
+    return 1;
 }
 
 /* Whether link l's peer runs operation q, as far as its last control message says (a peer at
@@ -212,21 +280,79 @@ void coll_x_check_sig(struct coll_comm *c, const struct coll_req *q)
             return;
 }
 
+/* Counts a well-behaved peer can send: the control lane is ordered, so grants never go back;
+ * a receiver posts at most JC_POST_MAX past what has landed (<= what we sent); a sender never
+ * sends past our grants. Anything else is the peer's bug. (Its send count may trail what has
+ * landed here: data lanes may overtake the control lane.) */
+static int ctrl_counts_ok(const struct jc_link *l, const struct jc_ctrl *m, int ndata)
+{
+    for (int i = 0; i < ndata; i++) {
+        const struct jc_stream *s = &l->s[i];
+        if ((int32_t)(m->posted[i] - s->granted) < 0 ||
+            (int32_t)(m->posted[i] - s->sent) > JC_POST_MAX ||
+            (int32_t)(m->sent[i] - s->posted) > 0)
+            return 0;
+    }
+    return 1;
+}
+
+static int ctrl_valid(const struct coll_comm *c, const struct jc_link *l, const struct jc_ctrl *m,
+                      uint32_t len)
+{
+    return len == sizeof(*m) && m->magic == JC_CTRL_MAGIC && m->ndata == c->ndata &&
+           m->src == l->peer && (m->flags & ~JC_CTRL_BYE) == 0 && ctrl_counts_ok(l, m, c->ndata);
+}
+
+void coll_x_nxt_begins(struct coll_comm *c)
+{
+    for (int li = 0; li < c->nlinks; li++)
+        for (int i = 0; i < c->ndata; i++)
+            c->links[li].s[i].nxt_from = c->links[li].s[i].posted;
+}
+
+/* cur's receives on a stream are those below nxt_from while nxt runs, else all posted ones.
+ * One the peer never sent can never land. nxt's are judged once it becomes cur: cur may still
+ * complete correctly with the data already on its way. */
+void coll_x_check_left(struct coll_comm *c)
+{
+    for (int li = 0; li < c->nlinks; li++) {
+        const struct jc_link *l = &c->links[li];
+        for (int i = 0; l->bye_rcvd && i < c->ndata; i++) {
+            uint32_t need = c->nxt ? l->s[i].nxt_from : l->s[i].posted;
+            if ((int32_t)(need - l->peer_sent[i]) > 0) {
+                peer_left(c, l, "receive from", i);
+                return;
+            }
+        }
+    }
+}
+
+/* The peer's goodbye: its counts are final. What this rank still wants to send or receive
+ * beyond them is checked as it asks (jc_x_can_*), what it already posted here. */
+static void on_bye(struct coll_comm *c, struct jc_link *l, const struct jc_ctrl *m)
+{
+    l->bye_rcvd = 1;
+    JINFO(NCCL_NET, "CollNet rank %d: rank %d (%s) closed its comm", c->rank, l->peer, l->desc);
+    for (int i = 0; i < c->ndata; i++)
+        l->peer_sent[i] = m->sent[i];
+    coll_x_check_left(c);
+}
+
 static void on_ctrl(struct coll_comm *c, struct jc_link *l, int li, uint32_t idx, uint32_t len)
 {
     struct jc_ctrl m = l->rx[idx % JC_CTRL_N];
-    if (len != sizeof(m) || m.magic != JC_CTRL_MAGIC || m.ndata != c->ndata || m.src != l->peer) {
-        coll_fail(c, ncclRemoteError, "malformed control message from rank %d (%s)", l->peer,
-                  l->desc);
+    if (!ctrl_valid(c, l, &m, len)) {
+        coll_fail(c, ncclRemoteError,
+                  "malformed control message from rank %d (%s): %u bytes, magic %#x, from rank %u",
+                  l->peer, l->desc, len, m.magic, m.src);
         return;
     }
     for (int i = 0; i < c->ndata; i++)
-        if ((int32_t)(m.posted[i] - l->s[i].granted) > 0)
-            l->s[i].granted = m.posted[i];
+        l->s[i].granted = m.posted[i];
     l->peer_seq = m.op_seq;
     l->peer_sig = m.op_sig;
     if (m.flags & JC_CTRL_BYE)
-        l->bye_rcvd = 1;
+        on_bye(c, l, &m);
     /* Only this link's view changed: arming an operation checks every link (coll_x_check_sig). */
     if (c->cur)
         check_link_sig(c, l, c->cur);
@@ -234,10 +360,10 @@ static void on_ctrl(struct coll_comm *c, struct jc_link *l, int li, uint32_t idx
         check_link_sig(c, l, c->nxt);
     if (atomic_load(&c->error) != ncclSuccess)
         return;
-    if (c->ops->post_recv(l->ep, c->ndata, &l->rx[idx % JC_CTRL_N], sizeof(m), c->ctrl_mr,
-                          JC_WR(JC_WR_CRECV, li, c->ndata, idx)) != 0 &&
-        !link_done(c, l))
-        coll_fail(c, ncclSystemError, "reposting a control receive for rank %d failed", l->peer);
+    int rc = c->ops->post_recv(l->ep, c->ndata, &l->rx[idx % JC_CTRL_N], sizeof(m), c->ctrl_mr,
+                               JC_WR(JC_WR_CRECV, li, c->ndata, idx));
+    if (rc != 0 && !link_done(c, l))
+        post_failed(c, l, rc, "control receive", sizeof(m)); /* the peer's side broke, mostly */
 }
 
 static void on_data(struct coll_comm *c, struct jc_link *l, const struct fab_wc *wc)
@@ -261,7 +387,8 @@ static void on_wc(struct coll_comm *c, const struct fab_wc *wc)
     struct jc_link *l = li < c->nlinks ? &c->links[li] : NULL;
     if (!l || l->peer < 0 || !l->ep)
         return; /* a connection that never completed, or one we closed */
-    if (wc->status != FAB_WC_OK && link_done(c, l)) {
+    if (wc->status != FAB_WC_OK && link_done(c, l) &&
+        (atomic_load(&c->closing) || link_settled(c, l))) {
         c->ops->ep_close(l->ep);
         l->ep = NULL;
         return;
@@ -289,15 +416,37 @@ static void on_wc(struct coll_comm *c, const struct fab_wc *wc)
     }
 }
 
+#define POLL_DEFER 16 /* links whose failure is held back until the queue is drained */
+
+/* Holds back the first failed completion of each link (the one that says why; the flushed
+ * ones behind it change nothing once it is handled: the link is closed or the comm failed).
+ * 1 if wc was held back or is such a follower. */
+static int defer_failure(const struct fab_wc *wc, struct fab_wc *failed, int *nfailed)
+{
+    for (int i = 0; i < *nfailed; i++)
+        if (JC_WR_LINK(failed[i].wr_id) == JC_WR_LINK(wc->wr_id))
+            return 1;
+    if (*nfailed == POLL_DEFER)
+        return 0;
+    failed[(*nfailed)++] = *wc;
+    return 1;
+}
+
+/* Failures are dispatched after the successful completions already queued: when a peer
+ * leaves, another rank giving up on the group may close its connection to us before we read
+ * the leaver's goodbye, and the WARN should name the rank that left, not the messenger. */
 int coll_x_poll(struct coll_comm *c)
 {
-    struct fab_wc wc[32];
-    int n, total = 0;
+    struct fab_wc wc[32], failed[POLL_DEFER];
+    int n, total = 0, nfailed = 0;
     while ((n = c->ops->cq_poll(c->cq, wc, 32)) > 0) {
         for (int i = 0; i < n; i++)
-            on_wc(c, &wc[i]);
+            if (wc[i].status == FAB_WC_OK || !defer_failure(&wc[i], failed, &nfailed))
+                on_wc(c, &wc[i]);
         total += n;
     }
+    for (int i = 0; i < nfailed; i++)
+        on_wc(c, &failed[i]);
     return total;
 }
 
@@ -313,11 +462,14 @@ static void send_ctrl(struct coll_comm *c, struct jc_link *l, int li, uint32_t f
     m->op_seq = c->cur ? c->cur->seq : UINT64_MAX;
     m->op_sig = c->cur ? c->cur->op.sig : 0;
     m->flags = flags;
-    for (int i = 0; i < c->ndata; i++)
+    for (int i = 0; i < c->ndata; i++) {
         m->posted[i] = l->s[i].posted;
-    if (c->ops->post_send(l->ep, c->ndata, m, sizeof(*m), c->ctrl_mr,
-                          JC_WR(JC_WR_CSEND, li, c->ndata, l->tx_posted)) != 0) {
-        coll_fail(c, ncclSystemError, "sending credits to rank %d (%s) failed", l->peer, l->desc);
+        m->sent[i] = l->s[i].sent;
+    }
+    int rc = c->ops->post_send(l->ep, c->ndata, m, sizeof(*m), c->ctrl_mr,
+                               JC_WR(JC_WR_CSEND, li, c->ndata, l->tx_posted));
+    if (rc != 0) {
+        post_failed(c, l, rc, "control message", sizeof(*m));
         return;
     }
     l->tx_posted++;

@@ -2,8 +2,9 @@
  * comm used after close, garbage or foreign handles given to connect (error, nothing left
  * behind), a one-rank group, a rank killed in the middle of collectives (the others fail within
  * NCCL_JACCL_TIMEOUT, no hang), a rank that joins late (waited for, with a WARN), ranks that
- * disagree about an operation (both fail), idle helper threads that do not spin, and CollNet
- * switched off. */
+ * disagree about an operation (both fail), idle helper threads that do not spin, CollNet
+ * switched off, and a rank that closes its comm while the others still need it (they fail with
+ * ncclRemoteError, never succeed with untouched output). */
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -242,6 +243,96 @@ static int rank_killed(int rank, int nranks, void *arg)
     return ok ? 0 : 1;
 }
 
+/* ---- a rank closes its comm (NCCL abort or destroy on that rank alone) ---- */
+
+enum { CLOSE_FLAG = 0 }; /* the victim's flag: 1 about to close, 2 closed */
+
+static int expect_closed(ncclResult_t rc, double took, unsigned m, const char *what)
+{
+    long tmo = mp_env_long("NCCL_JACCL_TIMEOUT", 3);
+    int ok = MP_CHECK(rc == ncclRemoteError, "%s: got %s, expected ncclRemoteError", what,
+                      mp_result_str(rc));
+    ok &= MP_CHECK(took < tmo + mp_scaled(2), "%s: failing took %.1f s (timeout %ld s)", what, took,
+                   tmo);
+    /* With more ranks another survivor may give up first and close: then this rank's WARN is
+     * about that connection, unless rank 1's goodbye was read before it. */
+    if (mp_sh->nranks == 2)
+        ok &= MP_CHECK(mp_warn_seen(m, "rank 1 (") && mp_warn_seen(m, "closed"),
+                       "%s: no WARN saying rank 1 closed", what);
+    else
+        ok &= MP_CHECK(mp_warn_seen(m, "rank "), "%s: no WARN naming a peer", what);
+    mp_note("%s: %s after %.2f s", what, mp_result_str(rc), took);
+    return ok;
+}
+
+/* arg "ring" / "mesh". Rank 1 closes with an all-reduce in flight (mid), or once it is done and
+ * before the next one (after): every later operation of the others must fail, not succeed. */
+static int rank_closes(int rank, int nranks, void *arg, int mid)
+{
+    cn_config((const char *)arg, 0);
+    struct cn n;
+    if (cn_open_group(&n, 11, rank, nranks) != 0)
+        return 1;
+    struct cn_buf s, r;
+    size_t count = 8u << 20;
+    if (cn_buf_new(&n, &s, count * 4) || cn_buf_new(&n, &r, count * 4))
+        return 1;
+    memset(s.p, 0, count * 4);
+    int ok = 1;
+    void *req[2] = {NULL, NULL};
+    for (int i = 0; i < 2; i++)
+        ok &= MP_OK(cn_allreduce(&n, s.p, r.p, count, ncclFloat32, ncclSum, s.mh, r.mh, &req[i]));
+    unsigned m = mp_log_mark(); /* the failure may come as soon as req[0] is done */
+    ncclResult_t rc0 = cn_wait(&n, req[0], mp_scaled(30));
+    /* Beyond three ranks some survivors are not rank 1's neighbours: one that is may fail on
+     * req[1] and close while req[0] still flows through it, which fails req[0] too. */
+    if (rank == 1 || nranks <= 3)
+        ok &= MP_OK(rc0);
+    else
+        ok &= MP_CHECK(rc0 == ncclSuccess || rc0 == ncclRemoteError, "req[0]: %s",
+                       mp_result_str(rc0));
+    if (rank == 1) {
+        if (!mid)
+            ok &= MP_OK(cn_wait(&n, req[1], mp_scaled(30)));
+        mp_flag_set(1, CLOSE_FLAG, 1);
+        ok &= MP_OK(cn_close(&n, n.cc)); /* with req[1] in flight when mid */
+        n.cc = NULL;
+        mp_flag_set(1, CLOSE_FLAG, 2);
+        cn_unload(&n);
+        /* Gone like an aborting process: the registrations of the closed comm are abandoned
+         * with it, which is not what this scenario checks (no leak report). */
+        fflush(NULL);
+        _exit(ok && mp_failures() == 0 ? 0 : 1);
+    }
+    double t0 = mp_now();
+    ncclResult_t rc = cn_wait(&n, req[1], mp_scaled(30));
+    if (!mid) {
+        ok &= MP_OK(rc);
+        ok &= MP_CHECK(mp_flag_wait(1, CLOSE_FLAG, 2, mp_scaled(20) * 1000) == 0, "no close");
+        t0 = mp_now(); /* the comm may break while idle already: keep the earlier mark */
+        memset(r.p, 0x5a, count * 4);
+        void *q = NULL;
+        rc = cn_allreduce(&n, s.p, r.p, count, ncclFloat32, ncclSum, s.mh, r.mh, &q);
+        if (rc == ncclSuccess)
+            rc = cn_wait(&n, q, mp_scaled(30));
+    }
+    ok &= expect_closed(rc, mp_now() - t0, m, mid ? "rank 1 closed mid-operation" : "issued after");
+    cn_buf_free(&n, &s);
+    cn_buf_free(&n, &r);
+    cn_close_group(&n);
+    return ok ? 0 : 1;
+}
+
+static int rank_closes_mid(int rank, int nranks, void *arg)
+{
+    return rank_closes(rank, nranks, arg, 1);
+}
+
+static int rank_closes_between(int rank, int nranks, void *arg)
+{
+    return rank_closes(rank, nranks, arg, 0);
+}
+
 /* ---- a rank joins late: waited for, with a WARN ---- */
 
 static int rank_late(int rank, int nranks, void *arg)
@@ -347,6 +438,12 @@ int main(int argc, char **argv)
             {"ranks disagree, mesh", 3, 60, rank_mismatch, "mesh"},
             {"8 idle ranks on 2 cores", 8, 60, rank_idle, NULL},
             {"NCCL_JACCL_COLL_ENABLE=0", 1, 30, rank_disabled, NULL},
+            {"rank 1 closes mid-operation, ring", 2, 60, rank_closes_mid, "ring"},
+            {"rank 1 closes mid-operation, mesh", 3, 60, rank_closes_mid, "mesh"},
+            {"rank 1 closes between operations, ring", 2, 60, rank_closes_between, "ring"},
+            {"rank 1 closes between operations, mesh", 3, 60, rank_closes_between, "mesh"},
+            {"rank 1 closes mid-operation, ring, 8 ranks", 8, 90, rank_closes_mid, "ring"},
+            {"rank 1 closes between operations, mesh, 8 ranks", 8, 90, rank_closes_between, "mesh"},
     };
     int failed = 0;
     mp_begin("coll_fail", "CollNet: bad input, dead and late peers, idle threads");
