@@ -214,8 +214,8 @@ void coll_x_check_sig(struct coll_comm *c, const struct coll_req *q)
 
 static void on_ctrl(struct coll_comm *c, struct jc_link *l, int li, uint32_t idx, uint32_t len)
 {
-    struct jc_ctrl m = l->rx[idx % JC_CTRL_N];
-    if (len != sizeof(m) || m.magic != JC_CTRL_MAGIC || m.ndata != c->ndata || m.src != l->peer) {
+    struct jc_ctrl m;
+    if (jc_ctrl_decode(&l->rx[idx % JC_CTRL_N], len, c->ndata, l->peer, &m) != 0) {
         coll_fail(c, ncclRemoteError, "malformed control message from rank %d (%s)", l->peer,
                   l->desc);
         return;

@@ -90,6 +90,10 @@ void p2p_comm_free(struct p2p_comm *c);
 /* Last finalize: free closed comms and abandoned connects. */
 void jaccl_p2p_release_closed(void);
 
+/* p2p_cts.c: 0 and *out filled when `len` bytes at `buf` are the CTS a send comm of `nlanes`
+ * lanes expects next (sequence number `seq`); -1 otherwise. */
+int p2p_cts_decode(const void *buf, size_t len, uint32_t seq, int nlanes, struct p2p_cts *out);
+
 /* p2p_proto.c: all under c->lock */
 void p2p_progress(struct p2p_comm *c);
 ncclResult_t p2p_fail(struct p2p_comm *c, ncclResult_t rc, const char *fmt, ...)
