@@ -52,6 +52,8 @@ static void tcp_io_dispatch(struct fab_ep *ep, const struct epoll_event *ev, int
             l->rx.ready = 1;
             l->rx.drained = 0;
         }
+        if (ev[i].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+            l->rx.hup = 1;
         if (ev[i].events & EPOLLOUT)
             tcp_io_send(ep, l);
     }

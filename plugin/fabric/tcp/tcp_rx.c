@@ -144,8 +144,9 @@ static ssize_t tcp_rx_read(struct fab_ep *ep, struct tcp_lane *l, struct iovec *
         for (int i = 0; i < niov; i++)
             asked += iov[i].iov_len;
         /* A short read emptied the socket: whatever comes next raises a new edge, so the
-         * EAGAIN-returning recvmsg() that would confirm it can be skipped. */
-        l->rx.drained = (size_t)n < asked;
+         * EAGAIN-returning recvmsg() that would confirm it can be skipped. Not once the peer
+         * hung up: its EOF came with the edge already consumed, only a read can see it. */
+        l->rx.drained = (size_t)n < asked && !l->rx.hup;
         return n;
     }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
