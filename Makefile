@@ -6,9 +6,12 @@
 #   make demo       a few local ranks exchanging data through the plugin's ABI
 #   make perf       benchmarks (jaccl beside the raw socket / MPI anchors)
 #   make test-rdma  the verbs suites on soft-RoCE in a qemu VM (RDMA_BENCH=1: + benchmark)
+#   make fuzz       every libFuzzer target in tests/fuzz for FUZZ_S seconds (default 30)
+#   make test-tsan  the unit and multi-process suites built with ThreadSanitizer
 #   make format     clang-format every source file
 #
-# BUILD selects the output folder; SAN=1 builds with AddressSanitizer + UBSan.
+# BUILD selects the output folder; SAN=1 builds with AddressSanitizer + UBSan, SAN=thread with
+# ThreadSanitizer, SAN=fuzz with libFuzzer's coverage hooks + ASan + UBSan (clang only).
 
 BUILD ?= build
 SAN ?= 0
@@ -20,6 +23,15 @@ CFLAGS_BASE := -std=gnu11 -O2 -g -fPIC -fvisibility=hidden -pthread $(WARN) \
                -Iinclude -Iplugin -MMD -MP
 ifeq ($(SAN),1)
 CFLAGS_BASE += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDSAN := -fsanitize=address,undefined
+endif
+ifeq ($(SAN),thread)
+CFLAGS_BASE += -O1 -fsanitize=thread -fno-omit-frame-pointer
+LDSAN := -fsanitize=thread
+endif
+ifeq ($(SAN),fuzz)
+CFLAGS_BASE += -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
+               -fno-sanitize-recover=all
 LDSAN := -fsanitize=address,undefined
 endif
 # Reduction kernels want the vector units; everything else is plain -O2.
@@ -41,8 +53,11 @@ MP_SRC := $(wildcard tests/mp/*.c)
 MP_BIN := $(MP_SRC:tests/mp/%.c=$(BUILD)/tests/mp_%)
 TOOL_SRC := $(wildcard tools/*.c)
 TOOL_BIN := $(TOOL_SRC:tools/%.c=$(BUILD)/%)
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 
-.PHONY: all lib tests deps test test-fast test-asan demo perf format format-check clean
+.PHONY: all lib tests deps test test-fast test-asan test-tsan fuzz fuzz-bins fuzz-seeds demo perf \
+        format format-check clean
 all: lib tests $(TOOL_BIN)
 lib: $(LIB) $(BUILD)/libnccl-net.so
 
@@ -91,6 +106,8 @@ deps:
 test: deps
 	$(MAKE) test-fast
 	$(MAKE) test-asan
+	$(MAKE) fuzz
+	$(MAKE) test-tsan
 	$(MAKE) test-rdma
 
 test-fast: all
@@ -100,6 +117,36 @@ test-fast: all
 test-asan:
 	$(MAKE) SAN=1 BUILD=build-asan lib tests
 	BUILD=build-asan JACCL_TEST_SAN=1 tests/run_all.sh
+
+# ThreadSanitizer (gcc: its runtime is a shared library, as the plugin needs): every report fails its test (tests/tsan.supp says why
+# each suppressed one is benign).
+test-tsan:
+	$(MAKE) SAN=thread BUILD=build-tsan lib tests
+	BUILD=build-tsan JACCL_TEST_SAN=1 TSAN_OPTIONS="$(TSAN_OPTS)" tests/run_all.sh
+TSAN_OPTS = halt_on_error=1 exitcode=66 second_deadlock_stack=1 \
+            suppressions=$(abspath tests/tsan.supp)
+
+# libFuzzer: each target runs FUZZ_S seconds from its seed corpus (tests/fuzz/corpus/<target>);
+# a crash fails the run and leaves its input in build-fuzz/fuzz/artifacts.
+FUZZ_S ?= 30
+fuzz:
+	$(MAKE) SAN=fuzz CC=clang BUILD=build-fuzz fuzz-bins
+	BUILD=build-fuzz FUZZ_S=$(FUZZ_S) tests/fuzz/run.sh
+
+fuzz-bins: $(FUZZ_BIN)
+
+# Rewrites the seed corpora from the plugin's encoders (after a wire format changes).
+fuzz-seeds:
+	$(MAKE) SAN=fuzz CC=clang BUILD=build-fuzz build-fuzz/fuzz/gen_seeds
+	build-fuzz/fuzz/gen_seeds tests/fuzz/corpus
+
+$(BUILD)/fuzz/gen_seeds: tests/fuzz/gen_seeds.c $(INTERNAL)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< -o $@ $(INTERNAL) $(LDSAN) $(LDLIBS)
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(INTERNAL)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer $< -o $@ $(INTERNAL) $(LDSAN) $(LDLIBS)
 
 demo: deps
 	$(MAKE) all
@@ -131,8 +178,8 @@ format-check:
 	clang-format --dry-run --Werror $$(find plugin include tests tools -name '*.[ch]')
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-tsan build-fuzz
 
 # Header dependencies recorded by -MMD: objects, and the programs compiled from one .c each.
 -include $(PLUGIN_OBJ:.o=.d) $(MP_COMMON_OBJ:.o=.d) \
-         $(addsuffix .d,$(UNIT_BIN) $(MP_BIN) $(TOOL_BIN) $(RDMA_BIN))
+         $(addsuffix .d,$(UNIT_BIN) $(MP_BIN) $(TOOL_BIN) $(RDMA_BIN) $(FUZZ_BIN) $(BUILD)/fuzz/gen_seeds)
