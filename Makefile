@@ -123,10 +123,15 @@ test-asan:
 test-tsan:
 	rm -f build-tsan/tests/test_kern_*
 	$(MAKE) SAN=thread BUILD=build-tsan lib tests-tsan
-	BUILD=build-tsan JACCL_TEST_SAN=1 TSAN_OPTIONS="$(TSAN_OPTS)" tests/run_all.sh
+	BUILD=build-tsan JACCL_TEST_SAN=1 JACCL_TEST_SLOW=$(TSAN_SLOW) \
+	    NCCL_JACCL_TIMEOUT=$(TSAN_TIMEOUT) TSAN_OPTIONS="$(TSAN_OPTS)" tests/run_all.sh
 
 # The reduction-kernel tests start no thread (nothing for TSan to see) and take minutes under it.
 tests-tsan: $(filter-out $(BUILD)/tests/test_kern_%,$(UNIT_BIN)) $(MP_BIN) $(LIB)
+# TSan slows the plugin 5-15x (ASan 2-3x): deadlines and the liveness timeout stretch twice more,
+# or a 64 MiB receive outlasts twice NCCL_JACCL_TIMEOUT and warns "still pending".
+TSAN_SLOW ?= 2
+TSAN_TIMEOUT ?= 10
 TSAN_OPTS = halt_on_error=1 exitcode=66 second_deadlock_stack=1 \
             suppressions=$(abspath tests/tsan.supp)
 
