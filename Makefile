@@ -124,12 +124,18 @@ test-tsan:
 	rm -f build-tsan/tests/test_kern_*
 	$(MAKE) SAN=thread BUILD=build-tsan lib tests-tsan
 	BUILD=build-tsan JACCL_TEST_SAN=1 JACCL_TEST_SLOW=$(TSAN_SLOW) \
-	    NCCL_JACCL_TIMEOUT=$(TSAN_TIMEOUT) TSAN_OPTIONS="$(TSAN_OPTS)" tests/run_all.sh
+	    NCCL_JACCL_TIMEOUT=$(TSAN_TIMEOUT) JACCL_TEST_COLL="$(TSAN_COLL)" \
+	    TSAN_OPTIONS="$(TSAN_OPTS)" tests/run_all.sh
 
 # The reduction-kernel tests start no thread (nothing for TSan to see) and take minutes under it.
 tests-tsan: $(filter-out $(BUILD)/tests/test_kern_%,$(UNIT_BIN)) $(MP_BIN) $(LIB)
 # TSan slows the plugin 5-15x (ASan 2-3x): deadlines and the liveness timeout stretch twice more,
 # or a 64 MiB receive outlasts twice NCCL_JACCL_TIMEOUT and warns "still pending".
+# The CollNet scenarios TSan runs (tests/run_coll.sh arguments; empty = all, about 13x the time
+# of a normal run): every thread and failure path (all of coll_fail), ring, mesh and auto with 2
+# to 4 ranks and 1 to 4 wires; not the 5..8-rank and every-type runs, which add compute, not
+# thread interactions.
+TSAN_COLL ?= basic:0,1,2,3,4,12 fail stress:0,2 window:0,4,7
 TSAN_SLOW ?= 2
 TSAN_TIMEOUT ?= 10
 TSAN_OPTS = halt_on_error=1 exitcode=66 second_deadlock_stack=1 \
