@@ -395,6 +395,7 @@ struct vb_frame {
 enum { VB_FRAME_OK = 0, VB_FRAME_BAD_TYPE = -1, VB_FRAME_BAD_LANE = -2 };
 /* Decodes VB_FRAME bytes for an endpoint of `nlanes` lanes (pure; the fuzz target drives it). */
 int vb_frame_decode(const unsigned char *f, int nlanes, struct vb_frame *out);
+void vb_frame_encode(const struct vb_frame *fr, unsigned char *f); /* VB_FRAME bytes */
 void vb_side_send(struct fab_ep *ep, enum vb_frame_type t, int lane, uint32_t epoch, uint32_t seq);
 void vb_side_send_recv(struct fab_ep *ep, int lane, uint64_t addr, uint32_t rkey, uint32_t cap);
 /* Writes what the socket takes; fails the endpoint on a socket error. */

@@ -17,6 +17,17 @@
 #define VB_SIDE_OUT_MAX (4u << 20) /* a peer this far behind on reading is broken */
 
 /* type, lane, epoch, 0, seq (or capacity), addr, rkey, 0: host byte order, same build */
+void vb_frame_encode(const struct vb_frame *fr, unsigned char *f)
+{
+    memset(f, 0, VB_FRAME);
+    f[0] = fr->type;
+    f[1] = fr->lane;
+    f[2] = fr->epoch;
+    memcpy(f + 4, &fr->seq, 4);
+    memcpy(f + 8, &fr->addr, 8);
+    memcpy(f + 16, &fr->rkey, 4);
+}
+
 static void side_put(struct fab_ep *ep, enum vb_frame_type t, int lane, uint32_t epoch,
                      uint32_t seq, uint64_t addr, uint32_t rkey)
 {
@@ -37,13 +48,13 @@ static void side_put(struct fab_ep *ep, enum vb_frame_type t, int lane, uint32_t
         s->out_cap = cap;
     }
     f = s->out + s->out_n;
-    memset(f, 0, VB_FRAME);
-    f[0] = (unsigned char)t;
-    f[1] = (unsigned char)lane;
-    f[2] = (unsigned char)epoch;
-    memcpy(f + 4, &seq, 4);
-    memcpy(f + 8, &addr, 8);
-    memcpy(f + 16, &rkey, 4);
+    vb_frame_encode(&(struct vb_frame){.type = (uint8_t)t,
+                                       .lane = (uint8_t)lane,
+                                       .epoch = (uint8_t)epoch,
+                                       .seq = seq,
+                                       .addr = addr,
+                                       .rkey = rkey},
+                    f);
     s->out_n += VB_FRAME;
 }
 
