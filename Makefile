@@ -12,10 +12,13 @@
 #   make demo       a few local ranks exchanging data through the plugin's ABI
 #   make perf       benchmarks (jaccl beside the raw socket / MPI anchors)
 #   make test-rdma  the verbs suites on soft-RoCE in a qemu VM (RDMA_BENCH=1: + benchmark)
+#   make fuzz       every libFuzzer target in tests/fuzz for FUZZ_S seconds (default 30)
+#   make test-tsan  the unit and multi-process suites built with ThreadSanitizer
 #   make format     clang-format every source file
 #   make docs       regenerate docs/configuration.md from the parameter table
 #
-# BUILD selects the output folder; SAN=1 builds with AddressSanitizer + UBSan.
+# BUILD selects the output folder; SAN=1 builds with AddressSanitizer + UBSan, SAN=thread with
+# ThreadSanitizer, SAN=fuzz with libFuzzer's coverage hooks + ASan + UBSan (clang only).
 
 BUILD ?= build
 SAN ?= 0
@@ -27,6 +30,15 @@ CFLAGS_BASE := -std=gnu11 -O2 -g -fPIC -fvisibility=hidden -pthread $(WARN) \
                -Iinclude -Iplugin -I$(BUILD)/gen -MMD -MP
 ifeq ($(SAN),1)
 CFLAGS_BASE += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDSAN := -fsanitize=address,undefined
+endif
+ifeq ($(SAN),thread)
+CFLAGS_BASE += -O1 -fsanitize=thread -fno-omit-frame-pointer
+LDSAN := -fsanitize=thread
+endif
+ifeq ($(SAN),fuzz)
+CFLAGS_BASE += -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
+               -fno-sanitize-recover=all
 LDSAN := -fsanitize=address,undefined
 endif
 # Reduction kernels want the vector units; everything else is plain -O2.
@@ -48,8 +60,11 @@ MP_SRC := $(wildcard tests/mp/*.c)
 MP_BIN := $(MP_SRC:tests/mp/%.c=$(BUILD)/tests/mp_%)
 TOOL_SRC := $(wildcard tools/*.c)
 TOOL_BIN := $(TOOL_SRC:tools/%.c=$(BUILD)/%)
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 
-.PHONY: all lib tools tests deps test check test-fast test-asan demo perf format format-check clean docs test-net
+.PHONY: all lib tools tests deps test check test-fast test-asan test-tsan tests-tsan fuzz fuzz-bins \
+        fuzz-seeds demo perf format format-check clean docs test-net
 all: lib tools
 lib: $(LIB) $(BUILD)/libnccl-net.so
 tools: $(TOOL_BIN)
@@ -121,6 +136,8 @@ test: deps
 	$(MAKE) test-net
 	$(MAKE) test-asan
 	$(MAKE) test-deb
+	$(MAKE) fuzz
+	$(MAKE) test-tsan
 	$(MAKE) test-rdma
 
 check: test
@@ -138,6 +155,51 @@ test-net: all tests
 test-asan:
 	$(MAKE) SAN=1 BUILD=build-asan lib tests
 	BUILD=build-asan JACCL_TEST_SAN=1 tests/run_all.sh
+
+# ThreadSanitizer, with gcc (its runtime is a shared library, which the plugin needs): every
+# report fails its test; tests/tsan.supp says why each suppressed one is benign.
+test-tsan:
+	rm -f build-tsan/tests/test_kern_*
+	$(MAKE) SAN=thread BUILD=build-tsan lib tests-tsan
+	BUILD=build-tsan JACCL_TEST_SAN=1 JACCL_TEST_SLOW=$(TSAN_SLOW) \
+	    NCCL_JACCL_TIMEOUT=$(TSAN_TIMEOUT) JACCL_TEST_COLL="$(TSAN_COLL)" \
+	    TSAN_OPTIONS="$(TSAN_OPTS)" tests/run_all.sh
+
+# The reduction-kernel tests start no thread (nothing for TSan to see) and take minutes under it.
+tests-tsan: $(filter-out $(BUILD)/tests/test_kern_%,$(UNIT_BIN)) $(MP_BIN) $(LIB)
+# TSan slows the plugin 5-15x (ASan 2-3x): deadlines and the liveness timeout stretch twice more,
+# or a 64 MiB receive outlasts twice NCCL_JACCL_TIMEOUT and warns "still pending".
+# The CollNet scenarios TSan runs (tests/run_coll.sh arguments; empty = all, about 13x the time
+# of a normal run): every thread and failure path (all of coll_fail), ring, mesh and auto with 2
+# to 4 ranks and 1 to 4 wires; not the 5..8-rank and every-type runs, which add compute, not
+# thread interactions.
+TSAN_COLL ?= basic:0,1,2,3,4,12 fail stress:0,2 window:0,4,7
+TSAN_SLOW ?= 2
+TSAN_TIMEOUT ?= 10
+TSAN_OPTS = halt_on_error=1 exitcode=66 second_deadlock_stack=1 \
+            suppressions=$(abspath tests/tsan.supp)
+
+# libFuzzer: each target runs FUZZ_S seconds from its seed corpus (tests/fuzz/corpus/<target>);
+# a crash fails the run and leaves its input in build-fuzz/fuzz/artifacts.
+FUZZ_S ?= 30
+fuzz:
+	$(MAKE) SAN=fuzz CC=clang BUILD=build-fuzz fuzz-bins
+	BUILD=build-fuzz FUZZ_S=$(FUZZ_S) tests/fuzz/run.sh
+
+fuzz-bins: $(FUZZ_BIN)
+
+# Rewrites the seed corpora from the plugin's encoders (after a wire format changes).
+fuzz-seeds:
+	$(MAKE) SAN=fuzz CC=clang BUILD=build-fuzz build-fuzz/fuzz/gen_seeds
+	build-fuzz/fuzz/gen_seeds tests/fuzz/corpus
+
+$(BUILD)/fuzz/gen_seeds: tests/fuzz/gen_seeds.c $(INTERNAL)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< -o $@ $(INTERNAL) $(LDSAN) $(LDLIBS)
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(INTERNAL)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer $< -o $@ $(INTERNAL) $(LDSAN) $(LDLIBS)
 
 demo: deps
 	$(MAKE) all
@@ -227,8 +289,8 @@ format-check:
 	clang-format --dry-run --Werror $$(find plugin include tests tools -name '*.[ch]')
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-tsan build-fuzz
 
 # Header dependencies recorded by -MMD: objects, and the programs compiled from one .c each.
 -include $(PLUGIN_OBJ:.o=.d) $(MP_COMMON_OBJ:.o=.d) \
-         $(addsuffix .d,$(UNIT_BIN) $(MP_BIN) $(TOOL_BIN) $(RDMA_BIN))
+         $(addsuffix .d,$(UNIT_BIN) $(MP_BIN) $(TOOL_BIN) $(RDMA_BIN) $(FUZZ_BIN) $(BUILD)/fuzz/gen_seeds)

@@ -50,6 +50,10 @@ struct jc_ctrl {
  * further receive or send), so whatever this rank still wants beyond them can never happen. */
 #define JC_CTRL_BYE 1u
 
+/* coll_ctrl.c: 0 and *out filled when `len` bytes at `buf` are a control message from rank
+ * `src` for a link of `ndata` data lanes; -1 otherwise. */
+int jc_ctrl_decode(const void *buf, size_t len, int ndata, int src, struct jc_ctrl *out);
+
 /* One ordered stream per (link, data lane), both directions. */
 struct jc_stream {
     uint32_t sent, sdone, granted;       /* outgoing */

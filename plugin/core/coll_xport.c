@@ -296,13 +296,6 @@ static int ctrl_counts_ok(const struct jc_link *l, const struct jc_ctrl *m, int 
     return 1;
 }
 
-static int ctrl_valid(const struct coll_comm *c, const struct jc_link *l, const struct jc_ctrl *m,
-                      uint32_t len)
-{
-    return len == sizeof(*m) && m->magic == JC_CTRL_MAGIC && m->ndata == c->ndata &&
-           m->src == l->peer && (m->flags & ~JC_CTRL_BYE) == 0 && ctrl_counts_ok(l, m, c->ndata);
-}
-
 void coll_x_nxt_begins(struct coll_comm *c)
 {
     for (int li = 0; li < c->nlinks; li++)
@@ -340,11 +333,11 @@ static void on_bye(struct coll_comm *c, struct jc_link *l, const struct jc_ctrl 
 
 static void on_ctrl(struct coll_comm *c, struct jc_link *l, int li, uint32_t idx, uint32_t len)
 {
-    struct jc_ctrl m = l->rx[idx % JC_CTRL_N];
-    if (!ctrl_valid(c, l, &m, len)) {
-        coll_fail(c, ncclRemoteError,
-                  "malformed control message from rank %d (%s): %u bytes, magic %#x, from rank %u",
-                  l->peer, l->desc, len, m.magic, m.src);
+    struct jc_ctrl m;
+    if (jc_ctrl_decode(&l->rx[idx % JC_CTRL_N], len, c->ndata, l->peer, &m) != 0 ||
+        !ctrl_counts_ok(l, &m, c->ndata)) {
+        coll_fail(c, ncclRemoteError, "malformed control message from rank %d (%s): %u bytes",
+                  l->peer, l->desc, len);
         return;
     }
     for (int i = 0; i < c->ndata; i++)

@@ -93,6 +93,10 @@ void p2p_comm_free(struct p2p_comm *c);
 /* finalize(ctx): free the connects of that ctx NCCL never finished. */
 void jaccl_p2p_abandon(void *ctx);
 
+/* p2p_cts.c: 0 and *out filled when `len` bytes at `buf` are the CTS a send comm of `nlanes`
+ * lanes expects next (sequence number `seq`); -1 otherwise. */
+int p2p_cts_decode(const void *buf, size_t len, uint32_t seq, int nlanes, struct p2p_cts *out);
+
 /* p2p_proto.c: all under c->lock */
 void p2p_progress(struct p2p_comm *c);
 void p2p_close_failed(struct p2p_comm *c);

@@ -68,9 +68,8 @@ static int p2p_pending(const struct p2p_comm *c)
 static void on_cts(struct p2p_comm *c, const struct fab_wc *wc)
 {
     unsigned idx = P2P_WR_IDX(wc->wr_id);
-    struct p2p_cts cts = c->ctrl[idx];
-    if (wc->len != sizeof(cts) || cts.magic != P2P_CTS_MAGIC || cts.seq != c->next_seq ||
-        cts.nlanes == 0 || cts.nlanes > c->nlanes || cts.lane0 >= c->nlanes ||
+    struct p2p_cts cts;
+    if (p2p_cts_decode(&c->ctrl[idx], wc->len, c->next_seq, c->nlanes, &cts) != 0 ||
         c->cts_tail - c->cts_head >= P2P_CTRL_BUFS) {
         p2p_fail(c, ncclRemoteError, "malformed or out-of-order clear-to-send (seq %u)",
                  c->next_seq);

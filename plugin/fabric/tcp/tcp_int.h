@@ -83,9 +83,9 @@ struct tcp_rwr { /* a posted RECV */
 struct tcp_rx {  /* receive state of one lane: I/O thread only */
     int ready;   /* EPOLLIN seen and recv() has not said EAGAIN since */
     int drained; /* the last read came back short: the socket is empty until the next edge */
+    int hup;     /* the peer shut its side down: no edge follows, so read until EOF */
     int in_msg;  /* a header was parsed; its payload is landing */
     int eof;     /* the peer closed this lane after a whole frame: nothing more will come */
-    int hup;     /* epoll reported the close: a short read no longer means "empty for now" */
     struct tcp_msg msg;
     uint32_t got; /* payload bytes landed */
     int have_wr;  /* wr was popped for this message */

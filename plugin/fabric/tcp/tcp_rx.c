@@ -87,18 +87,15 @@ static int tcp_rx_begin(struct fab_ep *ep, struct tcp_lane *l)
 
     memcpy(&h, rx->stage + rx->off, sizeof(h));
     rx->off += sizeof(h);
-    if (tcp_hdr_parse(&h, &rx->msg) != 0 || (rx->msg.op == TCP_OP_HEARTBEAT && rx->msg.len != 0)) {
-        fab_tcp_ep_fail(ep, FAB_WC_PEER_PROTO, l->idx, "sent a corrupt frame header");
+    const char *bad = tcp_frame_check(&h, &rx->msg);
+    if (bad) {
+        fab_tcp_ep_fail(ep, FAB_WC_PEER_PROTO, l->idx, "%s (type %u)", bad, rx->msg.op);
         return -1;
     }
     if (rx->msg.op == TCP_OP_HEARTBEAT)
         return 0;
     if (rx->msg.op == TCP_OP_WRITE_IMM && tcp_rx_check_write(ep, l, &rx->msg))
         return -1;
-    if (rx->msg.op != TCP_OP_SEND && rx->msg.op != TCP_OP_WRITE_IMM) {
-        fab_tcp_ep_fail(ep, FAB_WC_PEER_PROTO, l->idx, "sent unknown frame type %u", rx->msg.op);
-        return -1;
-    }
     if (tcp_rx_pop(l)) {
         fab_tcp_ep_fail(ep, FAB_WC_NO_RECV, l->idx, "sent a %u-byte %s with no RECV posted",
                         rx->msg.len, rx->msg.op == TCP_OP_SEND ? "SEND" : "WRITE_IMM");
@@ -165,7 +162,8 @@ static ssize_t tcp_rx_read(struct fab_ep *ep, struct tcp_lane *l, struct iovec *
         for (int i = 0; i < niov; i++)
             asked += iov[i].iov_len;
         /* A short read emptied the socket: whatever comes next raises a new edge, so the
-         * EAGAIN-returning recvmsg() that would confirm it can be skipped. */
+         * EAGAIN-returning recvmsg() that would confirm it can be skipped. Not once the peer
+         * hung up: its EOF came with the edge already consumed, only a read can see it. */
         l->rx.drained = (size_t)n < asked && !l->rx.hup;
         return n;
     }

@@ -4,6 +4,7 @@
 #define JACCL_FABRIC_TCP_WIRE_H
 
 #include <endian.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define TCP_WIRE_MAGIC   0x4c43434au /* "JCCL" */
@@ -59,6 +60,19 @@ static inline int tcp_hdr_parse(const struct tcp_hdr *h, struct tcp_msg *m)
     m->raddr = le64toh(h->raddr);
     m->rkey = le64toh(h->rkey);
     return 0;
+}
+
+/* What the header alone says about a frame: NULL when this version accepts it, else what is
+ * wrong with it (m is filled either way, zeroed for bytes that are no header of ours). Whether a
+ * RECV or a registration backs the frame is the receiver's business. */
+static inline const char *tcp_frame_check(const struct tcp_hdr *h, struct tcp_msg *m)
+{
+    *m = (struct tcp_msg){0};
+    if (tcp_hdr_parse(h, m) != 0 || (m->op == TCP_OP_HEARTBEAT && m->len != 0))
+        return "sent a corrupt frame header";
+    if (m->op != TCP_OP_SEND && m->op != TCP_OP_WRITE_IMM && m->op != TCP_OP_HEARTBEAT)
+        return "sent an unknown frame type";
+    return NULL;
 }
 
 #endif

@@ -340,7 +340,9 @@ int vb_qp_rts(struct fab_ep *ep, struct vb_lane *l);
 void vb_info_fill(struct fab_ep *ep, struct vb_info *info);
 /* NULL if the peer's blob fits ours, else why not. */
 const char *vb_info_check(const struct fab_ep *ep, const struct vb_info *peer, size_t len);
-
+/* The same from the local values alone (a pure function: the fuzz target drives it). */
+const char *vb_info_check_vals(int nlanes, int qp_type, int link_layer, const struct vb_info *peer,
+                               size_t len);
 /* verbs_post.c */
 int fab_verbs_post_recv(struct fab_ep *ep, int lane, void *buf, size_t cap, struct fab_mr *mr,
                         uint64_t wr_id);
@@ -383,6 +385,18 @@ enum vb_frame_type {
     VB_F_HB,
     VB_F_RECV, /* seq = capacity, addr, rkey of the lane's next RECV */
 };
+#define VB_FRAME 24 /* bytes per frame */
+/* A frame as read: type, lane, epoch, seq (VB_F_RECV: capacity), addr, rkey. */
+struct vb_frame {
+    uint8_t type, lane, epoch;
+    uint32_t seq;
+    uint64_t addr;
+    uint32_t rkey;
+};
+enum { VB_FRAME_OK = 0, VB_FRAME_BAD_TYPE = -1, VB_FRAME_BAD_LANE = -2 };
+/* Decodes VB_FRAME bytes for an endpoint of `nlanes` lanes (pure; the fuzz target drives it). */
+int vb_frame_decode(const unsigned char *f, int nlanes, struct vb_frame *out);
+void vb_frame_encode(const struct vb_frame *fr, unsigned char *f); /* VB_FRAME bytes */
 void vb_side_send(struct fab_ep *ep, enum vb_frame_type t, int lane, uint32_t epoch, uint32_t seq);
 void vb_side_send_recv(struct fab_ep *ep, int lane, uint64_t addr, uint32_t rkey, uint32_t cap);
 /* Writes what the socket takes; fails the endpoint on a socket error. */

@@ -142,18 +142,25 @@ void vb_info_fill(struct fab_ep *ep, struct vb_info *info)
 
 const char *vb_info_check(const struct fab_ep *ep, const struct vb_info *peer, size_t len)
 {
+    return vb_info_check_vals(ep->nlanes, ep->qp_type, ep->dom->dev->link_layer, peer, len);
+}
+
+const char *vb_info_check_vals(int nlanes, int qp_type, int link_layer, const struct vb_info *peer,
+                               size_t len)
+{
     if (len < offsetof(struct vb_info, lane) || peer->magic != VB_INFO_MAGIC)
         return "is not a verbs endpoint";
-    if (peer->nlanes != ep->nlanes ||
-        len < offsetof(struct vb_info, lane) + (size_t)ep->nlanes * sizeof(peer->lane[0]))
+    if (peer->nlanes != nlanes ||
+        len < offsetof(struct vb_info, lane) + (size_t)nlanes * sizeof(peer->lane[0]))
         return "has a different number of queue pairs";
-    if (peer->qp_type != ep->qp_type)
+    if (peer->qp_type != qp_type)
         return "uses another NCCL_JACCL_QP_TYPE";
-    if (peer->link_layer != ep->dom->dev->link_layer)
+    if (peer->link_layer != link_layer)
         return "is on another link layer (IB vs RoCE)";
-    if (peer->max_recv == 0)
-        return "posts no receives";
-    if (peer->max_recv > VB_MAX_RECV)
-        return "announces more receives per lane than any endpoint posts";
+    if (peer->max_recv == 0 || peer->max_recv > VB_MAX_RECV)
+        return "announces an invalid number of receives (none, or more than any endpoint posts)";
+    /* The segment size is 128 << mtu: only IBV_MTU_256 (1) .. IBV_MTU_4096 (5) are MTUs. */
+    if (peer->mtu < IBV_MTU_256 || peer->mtu > IBV_MTU_4096)
+        return "announces an invalid MTU";
     return NULL;
 }

@@ -15,9 +15,19 @@
 #include "util/log.h"
 
 #define VB_SIDE_OUT_MAX (4u << 20) /* a peer this far behind on reading is broken */
-#define VB_FRAME        24
 
 /* type, lane, epoch, 0, seq (or capacity), addr, rkey, 0: host byte order, same build */
+void vb_frame_encode(const struct vb_frame *fr, unsigned char *f)
+{
+    memset(f, 0, VB_FRAME);
+    f[0] = fr->type;
+    f[1] = fr->lane;
+    f[2] = fr->epoch;
+    memcpy(f + 4, &fr->seq, 4);
+    memcpy(f + 8, &fr->addr, 8);
+    memcpy(f + 16, &fr->rkey, 4);
+}
+
 static void side_put(struct fab_ep *ep, enum vb_frame_type t, int lane, uint32_t epoch,
                      uint32_t seq, uint64_t addr, uint32_t rkey)
 {
@@ -38,13 +48,13 @@ static void side_put(struct fab_ep *ep, enum vb_frame_type t, int lane, uint32_t
         s->out_cap = cap;
     }
     f = s->out + s->out_n;
-    memset(f, 0, VB_FRAME);
-    f[0] = (unsigned char)t;
-    f[1] = (unsigned char)lane;
-    f[2] = (unsigned char)epoch;
-    memcpy(f + 4, &seq, 4);
-    memcpy(f + 8, &addr, 8);
-    memcpy(f + 16, &rkey, 4);
+    vb_frame_encode(&(struct vb_frame){.type = (uint8_t)t,
+                                       .lane = (uint8_t)lane,
+                                       .epoch = (uint8_t)epoch,
+                                       .seq = seq,
+                                       .addr = addr,
+                                       .rkey = rkey},
+                    f);
     s->out_n += VB_FRAME;
 }
 
@@ -76,7 +86,7 @@ void vb_side_flush(struct fab_ep *ep)
         vb_ep_fail(ep, FAB_WC_PEER_LOST, "side channel failed: %s", strerror(-rc));
 }
 
-static void side_recv_adv(struct fab_ep *ep, struct vb_lane *l, const unsigned char *f,
+static void side_recv_adv(struct fab_ep *ep, struct vb_lane *l, const struct vb_frame *fr,
                           uint64_t now)
 {
     struct vb_adv *a;
@@ -87,50 +97,64 @@ static void side_recv_adv(struct fab_ep *ep, struct vb_lane *l, const unsigned c
         return;
     }
     a = &l->adv[l->adv_n % l->adv_cap];
-    memcpy(&a->cap, f + 4, 4);
-    memcpy(&a->addr, f + 8, 8);
-    memcpy(&a->rkey, f + 16, 4);
+    a->cap = fr->seq;
+    a->addr = fr->addr;
+    a->rkey = fr->rkey;
     l->adv_n++;
     vb_tx_pump(ep, l, now);
 }
 
+int vb_frame_decode(const unsigned char *f, int nlanes, struct vb_frame *out)
+{
+    out->type = f[0];
+    out->lane = f[1];
+    out->epoch = f[2];
+    memcpy(&out->seq, f + 4, 4);
+    memcpy(&out->addr, f + 8, 8);
+    memcpy(&out->rkey, f + 16, 4);
+    if (out->type < VB_F_READY || out->type > VB_F_RECV)
+        return VB_FRAME_BAD_TYPE;
+    /* READY and heartbeats are about the endpoint, not a lane. */
+    if (out->type != VB_F_READY && out->type != VB_F_HB && out->lane >= nlanes)
+        return VB_FRAME_BAD_LANE;
+    return VB_FRAME_OK;
+}
+
 static void side_frame(struct fab_ep *ep, const unsigned char *f, uint64_t now)
 {
-    uint32_t seq;
+    struct vb_frame fr;
+    int rc = vb_frame_decode(f, ep->nlanes, &fr);
     struct vb_lane *l;
 
-    memcpy(&seq, f + 4, 4);
-    if (f[0] == VB_F_HB)
+    if (rc != VB_FRAME_OK) {
+        vb_ep_fail(ep, FAB_WC_PEER_PROTO, "sent %s control frame (type %u, lane %u)",
+                   rc == VB_FRAME_BAD_LANE ? "a wrong lane's" : "an unknown", fr.type, fr.lane);
         return;
-    if (f[0] == VB_F_READY) {
+    }
+    if (fr.type == VB_F_HB)
+        return;
+    if (fr.type == VB_F_READY) {
         ep->peer_ready = 1;
         for (int i = 0; i < ep->nlanes; i++)
             vb_tx_pump(ep, &ep->lane[i], now);
         return;
     }
-    if (f[1] >= ep->nlanes) {
-        vb_ep_fail(ep, FAB_WC_PEER_PROTO, "sent a control frame for lane %u", f[1]);
-        return;
-    }
-    l = &ep->lane[f[1]];
-    switch (f[0]) {
+    l = &ep->lane[fr.lane];
+    switch (fr.type) {
     case VB_F_RECV:
-        side_recv_adv(ep, l, f, now);
+        side_recv_adv(ep, l, &fr, now);
         break;
     case VB_F_ACK:
-        vb_tx_on_ack(ep, l, seq, now);
+        vb_tx_on_ack(ep, l, fr.seq, now);
         break;
     case VB_F_NAK:
-        vb_tx_on_nak(ep, l, seq, f[2], now);
+        vb_tx_on_nak(ep, l, fr.seq, fr.epoch, now);
         break;
     case VB_F_PROBE:
-        vb_rx_on_probe(ep, l, f[2]);
+        vb_rx_on_probe(ep, l, fr.epoch);
         break;
     case VB_F_REPLY:
-        vb_tx_on_reply(ep, l, seq, f[2], now);
-        break;
-    default:
-        vb_ep_fail(ep, FAB_WC_PEER_PROTO, "sent unknown control frame %u", f[0]);
+        vb_tx_on_reply(ep, l, fr.seq, fr.epoch, now);
     }
 }
 

@@ -1,8 +1,10 @@
 /* Clocks, thread counting, socket discovery and environment defaults. */
 #include <dirent.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/mp_util.h"
 
@@ -34,8 +36,29 @@ static int count_dir(const char *path)
     return n;
 }
 
+static void *settle_fn(void *arg)
+{
+    return arg;
+}
+
+/* Sanitizer runtimes may start helper threads of their own on a process's first
+ * pthread_create (ThreadSanitizer does: in a child forked before any thread existed it starts
+ * one at the fork and one more at the first pthread_create). One thread created and joined
+ * before the first count lets every count see only the threads that come and go. */
+static void settle_sanitizer_threads(void)
+{
+    static pid_t settled;
+    pthread_t t;
+    if (settled == getpid())
+        return;
+    settled = getpid();
+    if (pthread_create(&t, NULL, settle_fn, NULL) == 0)
+        pthread_join(t, NULL);
+}
+
 int mp_thread_count(void)
 {
+    settle_sanitizer_threads();
     return count_dir("/proc/self/task");
 }
 
