@@ -30,7 +30,8 @@ void jaccl_handle_encode(struct jaccl_handle *h, void *out128)
     /* The release is only named in mismatch messages: a long git-describe version (commit and
      * -dirty) is cut to the field, keeping its release number and commit prefix. */
     memset(h->release, 0, sizeof(h->release));
-    memcpy(h->release, JACCL_VERSION_STR, strnlen(JACCL_VERSION_STR, sizeof(h->release) - 1));
+    snprintf(h->release, sizeof(h->release), "%.*s", (int)sizeof(h->release) - 1,
+             JACCL_VERSION_STR);
     h->cksum = fnv1a(h, offsetof(struct jaccl_handle, cksum));
     memset(out128, 0, 128);
     memcpy(out128, h, sizeof(*h));

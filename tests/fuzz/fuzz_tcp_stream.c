@@ -48,8 +48,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     F->init();
     FUZZ_CHECK(F->domain_open(0, &g_dom) == 0);
     FUZZ_CHECK(F->cq_create(g_dom, 1024, &g_cq) == 0);
-    FUZZ_CHECK(F->mr_reg(g_dom, g_win, sizeof(g_win), &g_mr) == 0);
-    g_rb = F->mr_remote(g_mr, g_win);
     return 0;
 }
 
@@ -204,6 +202,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int n = parse(data, size, r);
     int want = expect_ok(r, n, &clean);
     FUZZ_CHECK(F->ep_create(g_dom, g_cq, &a, &ep) == 0);
+    /* A registration per input, advertised on this input's endpoint only (its scope). */
+    FUZZ_CHECK(F->mr_reg(g_dom, g_win, sizeof(g_win), &g_mr) == 0);
+    g_rb = F->mr_remote(g_mr, ep, g_win);
     for (int i = 0; i < NRECV; i++)
         FUZZ_CHECK(F->post_recv(ep, 0, g_recv[i], RECV_CAP, NULL, (uint64_t)i) == 0);
     FUZZ_CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
@@ -212,6 +213,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         emit(sv[1], &r[i]);
     shutdown(sv[1], SHUT_WR);
     FUZZ_CHECK(drain(ep, r, n, clean, want));
+    F->mr_dereg(g_mr);
     close(sv[1]);
     return 0;
 }
