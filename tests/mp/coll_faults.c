@@ -348,28 +348,29 @@ static void p2p_victim_fini(void *arg)
     MP_OK(mp_net_fini(&k->n)); /* the comms are still open */
 }
 
-/* One exchange: send to the right, receive from the left, wait for both. */
+static struct mp_xchg p2p_xchg(struct p2p_cell *k)
+{
+    return (struct mp_xchg){.net = &k->n,
+                            .scomm = k->ring.scomm,
+                            .rcomm = k->ring.rcomm,
+                            .sbuf = k->sbuf,
+                            .rbuf = k->rbuf,
+                            .smh = k->smh,
+                            .rmh = k->rmh,
+                            .size = P2P_BYTES};
+}
+
+/* One exchange: send to the right, receive from the left, wait for both (mp_exchange retries
+ * an isend that found no clear-to-send yet, as NCCL's proxy does). */
 static ncclResult_t p2p_exchange(struct p2p_cell *k, int seq, int wait_s, ncclResult_t *first)
 {
-    void *sreq = NULL, *rreq = NULL;
+    struct mp_xchg x = p2p_xchg(k);
     memset(k->sbuf, p2p_byte(mp_rank, seq), P2P_BYTES);
     memset(k->rbuf, 0, P2P_BYTES);
-    ncclResult_t rc = mp_net_irecv(&k->n, k->ring.rcomm, k->rbuf, P2P_BYTES, 0, k->rmh, &rreq);
-    if (rc == ncclSuccess)
-        rc = mp_net_isend(&k->n, k->ring.scomm, k->sbuf, P2P_BYTES, 0, k->smh, &sreq);
-    double deadline = mp_now() + wait_s;
-    while (rc == ncclSuccess && (sreq || rreq)) {
-        void **reqs[2] = {&sreq, &rreq};
-        for (int i = 0; i < 2 && rc == ncclSuccess; i++) {
-            int done = 0;
-            if (*reqs[i] && (rc = mp_net_test(&k->n, *reqs[i], &done, NULL)) == ncclSuccess && done)
-                *reqs[i] = NULL;
-        }
-        if (rc == ncclSuccess && (sreq || rreq) && mp_now() > deadline) {
-            mp_note("exchange #%d not done after %d s", seq, wait_s);
-            rc = ncclSystemError;
-        }
-        nanosleep(&(struct timespec){0, 20000}, NULL);
+    ncclResult_t rc = mp_exchange(&x, 0, mp_now() + wait_s);
+    if (rc == ncclInProgress) {
+        mp_note("exchange #%d not done after %d s", seq, wait_s);
+        rc = ncclSystemError;
     }
     *first = rc;
     return rc;
@@ -378,24 +379,15 @@ static ncclResult_t p2p_exchange(struct p2p_cell *k, int seq, int wait_s, ncclRe
 static void p2p_victim(const struct cell *c, struct p2p_cell *k)
 {
     struct victim_io io = {p2p_victim_close, p2p_victim_fini, k};
-    void *sreq = NULL, *rreq = NULL;
+    struct mp_xchg x = p2p_xchg(k);
+    ncclResult_t rc = ncclSuccess;
+    /* mid: both requests posted and left in flight; between: exchange #0 ends before the strike */
     if (c->w != W_BEFORE) {
-        MP_OK(mp_net_irecv(&k->n, k->ring.rcomm, k->rbuf, P2P_BYTES, 0, k->rmh, &rreq));
         memset(k->sbuf, p2p_byte(mp_rank, 0), P2P_BYTES);
-        MP_OK(mp_net_isend(&k->n, k->ring.scomm, k->sbuf, P2P_BYTES, 0, k->smh, &sreq));
+        rc = mp_exchange(&x, c->w == W_MID, mp_now() + mp_scaled(30));
     }
-    /* between: exchange #0 (the requests just posted) ends before the strike */
-    double deadline = mp_now() + mp_scaled(30);
-    while (c->w == W_BETWEEN && (sreq || rreq) && mp_now() < deadline) {
-        int done = 0;
-        if (sreq && mp_net_test(&k->n, sreq, &done, NULL) == ncclSuccess && done)
-            sreq = NULL;
-        done = 0;
-        if (rreq && mp_net_test(&k->n, rreq, &done, NULL) == ncclSuccess && done)
-            rreq = NULL;
-        nanosleep(&(struct timespec){0, 20000}, NULL);
-    }
-    MP_CHECK(c->w != W_BETWEEN || (!sreq && !rreq), "the victim's exchange #0 did not finish");
+    MP_CHECK(rc == ncclSuccess, "the victim's exchange #0 did not %s: %s",
+             c->w == W_MID ? "start" : "finish", mp_result_str(rc));
     strike(c, &io);
 }
 
