@@ -348,47 +348,29 @@ static void p2p_victim_fini(void *arg)
     MP_OK(mp_net_fini(&k->n)); /* the comms are still open */
 }
 
-/* isend as NCCL's proxy calls it: a NULL request with ncclSuccess means the receiver has not
- * asked yet, so the same send is offered again on the next round (it is not done). */
-static ncclResult_t p2p_try_send(struct p2p_cell *k, int *posted, void **sreq)
+static struct mp_xchg p2p_xchg(struct p2p_cell *k)
 {
-    if (*posted)
-        return ncclSuccess;
-    ncclResult_t rc = mp_net_isend(&k->n, k->ring.scomm, k->sbuf, P2P_BYTES, 0, k->smh, sreq);
-    *posted = rc == ncclSuccess && *sreq;
-    return rc;
+    return (struct mp_xchg){.net = &k->n,
+                            .scomm = k->ring.scomm,
+                            .rcomm = k->ring.rcomm,
+                            .sbuf = k->sbuf,
+                            .rbuf = k->rbuf,
+                            .smh = k->smh,
+                            .rmh = k->rmh,
+                            .size = P2P_BYTES};
 }
 
-/* Tests a request once; NULL once it is done. */
-static ncclResult_t p2p_try_test(struct p2p_cell *k, void **req)
-{
-    int done = 0;
-    ncclResult_t rc = *req ? mp_net_test(&k->n, *req, &done, NULL) : ncclSuccess;
-    if (rc == ncclSuccess && done)
-        *req = NULL;
-    return rc;
-}
-
-/* One exchange: send to the right, receive from the left, wait for both. */
+/* One exchange: send to the right, receive from the left, wait for both (mp_exchange retries
+ * an isend that found no clear-to-send yet, as NCCL's proxy does). */
 static ncclResult_t p2p_exchange(struct p2p_cell *k, int seq, int wait_s, ncclResult_t *first)
 {
-    void *sreq = NULL, *rreq = NULL;
-    int posted = 0;
+    struct mp_xchg x = p2p_xchg(k);
     memset(k->sbuf, p2p_byte(mp_rank, seq), P2P_BYTES);
     memset(k->rbuf, 0, P2P_BYTES);
-    ncclResult_t rc = mp_net_irecv(&k->n, k->ring.rcomm, k->rbuf, P2P_BYTES, 0, k->rmh, &rreq);
-    double deadline = mp_now() + wait_s;
-    while (rc == ncclSuccess && (!posted || sreq || rreq)) {
-        rc = p2p_try_send(k, &posted, &sreq);
-        if (rc == ncclSuccess)
-            rc = p2p_try_test(k, &sreq);
-        if (rc == ncclSuccess)
-            rc = p2p_try_test(k, &rreq);
-        if (rc == ncclSuccess && (!posted || sreq || rreq) && mp_now() > deadline) {
-            mp_note("exchange #%d not done after %d s", seq, wait_s);
-            rc = ncclSystemError;
-        }
-        nanosleep(&(struct timespec){0, 20000}, NULL);
+    ncclResult_t rc = mp_exchange(&x, 0, mp_now() + wait_s);
+    if (rc == ncclInProgress) {
+        mp_note("exchange #%d not done after %d s", seq, wait_s);
+        rc = ncclSystemError;
     }
     *first = rc;
     return rc;
@@ -397,25 +379,15 @@ static ncclResult_t p2p_exchange(struct p2p_cell *k, int seq, int wait_s, ncclRe
 static void p2p_victim(const struct cell *c, struct p2p_cell *k)
 {
     struct victim_io io = {p2p_victim_close, p2p_victim_fini, k};
-    void *sreq = NULL, *rreq = NULL;
-    int posted = 1;
+    struct mp_xchg x = p2p_xchg(k);
+    ncclResult_t rc = ncclSuccess;
+    /* mid: both requests posted and left in flight; between: exchange #0 ends before the strike */
     if (c->w != W_BEFORE) {
-        MP_OK(mp_net_irecv(&k->n, k->ring.rcomm, k->rbuf, P2P_BYTES, 0, k->rmh, &rreq));
         memset(k->sbuf, p2p_byte(mp_rank, 0), P2P_BYTES);
-        posted = 0;
-        if (c->w == W_MID) /* the send is offered once: mid strikes with whatever is in flight */
-            MP_OK(p2p_try_send(k, &posted, &sreq));
+        rc = mp_exchange(&x, c->w == W_MID, mp_now() + mp_scaled(30));
     }
-    /* between: exchange #0 (the requests just posted) ends before the strike */
-    double deadline = mp_now() + mp_scaled(30);
-    while (c->w == W_BETWEEN && (!posted || sreq || rreq) && mp_now() < deadline) {
-        if (p2p_try_send(k, &posted, &sreq) == ncclSuccess)
-            p2p_try_test(k, &sreq);
-        p2p_try_test(k, &rreq);
-        nanosleep(&(struct timespec){0, 20000}, NULL);
-    }
-    MP_CHECK(c->w != W_BETWEEN || (posted && !sreq && !rreq),
-             "the victim's exchange #0 did not finish");
+    MP_CHECK(rc == ncclSuccess, "the victim's exchange #0 did not %s: %s",
+             c->w == W_MID ? "start" : "finish", mp_result_str(rc));
     strike(c, &io);
 }
 

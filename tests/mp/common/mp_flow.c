@@ -225,3 +225,43 @@ ncclResult_t mp_recv_wait(const struct mp_net *n, void *comm, void *buf, size_t 
         return rc;
     return mp_test_wait(n, req, got, timeout_s - (int)(mp_now() - t0));
 }
+
+/* Posts one side of an exchange if it has no request yet, else tests it. */
+static ncclResult_t xchg_step(struct mp_xchg *x, int is_send)
+{
+    void **req = is_send ? &x->sreq : &x->rreq;
+    int *done = is_send ? &x->sdone : &x->rdone;
+    if (*done)
+        return ncclSuccess;
+    if (!*req) {
+        ncclResult_t rc =
+                is_send ? mp_net_isend(x->net, x->scomm, x->sbuf, x->size, x->tag, x->smh, req)
+                        : mp_net_irecv(x->net, x->rcomm, x->rbuf, x->size, x->tag, x->rmh, req);
+        if (rc == ncclSuccess && !*req)
+            ++*(is_send ? &x->send_retries : &x->recv_retries);
+        return rc;
+    }
+    ncclResult_t rc = mp_net_test(x->net, *req, done, NULL);
+    if (rc != ncclSuccess || *done)
+        *req = NULL; /* the plugin freed it */
+    return rc;
+}
+
+ncclResult_t mp_exchange(struct mp_xchg *x, int post_only, double deadline)
+{
+    x->sreq = x->rreq = NULL;
+    x->sdone = x->rdone = 0;
+    for (;;) {
+        ncclResult_t rc = xchg_step(x, 0);
+        if (rc == ncclSuccess)
+            rc = xchg_step(x, 1);
+        if (rc != ncclSuccess)
+            return rc;
+        int posted = (x->sreq || x->sdone) && (x->rreq || x->rdone);
+        if (post_only ? posted : x->sdone && x->rdone)
+            return ncclSuccess;
+        if (mp_now() > deadline)
+            return ncclInProgress;
+        nanosleep(&(struct timespec){0, 20000}, NULL);
+    }
+}

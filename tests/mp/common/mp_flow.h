@@ -57,4 +57,28 @@ ncclResult_t mp_send_wait(const struct mp_net *n, void *comm, void *buf, size_t 
 ncclResult_t mp_recv_wait(const struct mp_net *n, void *comm, void *buf, size_t cap, int tag,
                           void *mh, int *got, int timeout_s);
 
+/* One exchange, as NCCL's proxy runs a send and a receive of the same step: post the receive,
+ * then the send, and test both until both are done. A NULL request means "not now" (for
+ * isend: the receiver's clear-to-send has not come) and that post is retried; it is never
+ * taken for a finished operation, or the send would stay unposted and the next exchange's
+ * send would fill this exchange's receive. */
+struct mp_xchg {
+    /* ---- set by the caller ---- */
+    const struct mp_net *net;
+    void *scomm, *rcomm;
+    void *sbuf, *rbuf;
+    void *smh, *rmh;
+    size_t size; /* bytes sent; also the receive's capacity */
+    int tag;
+    /* ---- results ---- */
+    long send_retries, recv_retries; /* posts that returned a NULL request */
+    /* ---- private ---- */
+    void *sreq, *rreq;
+    int sdone, rdone;
+};
+
+/* post_only: return once both are posted (requests left in flight: x->sreq, x->rreq).
+ * ncclSuccess, the first error of irecv/isend/test, or ncclInProgress at the deadline. */
+ncclResult_t mp_exchange(struct mp_xchg *x, int post_only, double deadline);
+
 #endif
