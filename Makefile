@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # libnccl-net-jaccl: NCCL net + CollNet plugin.
 #
 #   make            build/libnccl-net-jaccl.so and the tools (a C compiler and the rdma-core
@@ -166,7 +167,7 @@ test-tsan:
 	    TSAN_OPTIONS="$(TSAN_OPTS)" tests/run_all.sh
 
 # The reduction-kernel tests start no thread (nothing for TSan to see) and take minutes under it.
-tests-tsan: $(filter-out $(BUILD)/tests/test_kern_%,$(UNIT_BIN)) $(MP_BIN) $(LIB)
+tests-tsan: $(filter-out $(BUILD)/tests/test_kern_%,$(UNIT_BIN)) $(MP_BIN) $(LIB) $(BUILD)/jaccl-info
 # TSan slows the plugin 5-15x (ASan 2-3x): deadlines and the liveness timeout stretch twice more,
 # or a 64 MiB receive outlasts twice NCCL_JACCL_TIMEOUT and warns "still pending".
 # The CollNet scenarios TSan runs (tests/run_coll.sh arguments; empty = all, about 13x the time

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Stops the build early, with one line naming the package to install, when the compiler or a
 # header the next step needs is missing (instead of a page of compiler errors).
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Turns a staged install tree (make install DESTDIR=ROOT PREFIX=/usr ...) into the Debian
 # package libnccl-net-jaccl with dpkg-deb alone: no debhelper, no network.
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Prints jaccl's version: `git describe` of a v<version> tag when the source is a git checkout
 # (0.2.0, 0.2.0-3-gabc1234, -dirty appended for uncommitted changes); between tags, or with no
 # tag yet, VERSION's number plus the commit (0.1.0+gabc1234). Outside git: VERSION alone.

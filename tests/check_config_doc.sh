@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # docs/configuration.md must be exactly what tools/config-doc.c makes of plugin/util/param.c's
 # table and docs/configuration.in.md (names, types, defaults, ranges, fallbacks, descriptions):
 # run `make docs` after changing a knob. The generator is compiled here on its own, so the check

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The Debian package as a user gets it: dpkg -i, jaccl-info and the demo against the installed
 # library with nothing pointing into the build folder (clean environment, another working
 # directory), dpkg -r, then nothing of the package may be left. Root; part of make test (CI).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Checks that libnccl-net-jaccl.so exports exactly the eight ABI tables, as data, and nothing
 # else: a stray global could bind to a same-named symbol of NCCL or of another plugin.
 #

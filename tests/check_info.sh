@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # jaccl-info against $BUILD: exit codes, the JSON it prints (parsed by python3's json module and
 # checked field by field), knob values and sources, the plugin path it resolves, and on a
 # machine without RDMA devices (this one, CI) the TCP fallback reason.

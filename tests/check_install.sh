@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # make install / make uninstall into a DESTDIR: exactly the library, the three tools and the
 # docs go in; the libnccl-net.so alias only with INSTALL_DEFAULT_ALIAS=1; uninstall takes out
 # exactly what went in (and leaves a foreign libnccl-net.so alone). No root needed.

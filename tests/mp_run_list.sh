@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=sh disable=SC2154 # kind and limit: set by the wrapper
 # Sourced by run_p2p.sh and run_coll.sh, which set kind (p2p or coll) and limit (seconds a
 # test may take, before the JACCL_TEST_SAN / JACCL_TEST_SLOW stretches). It sees the caller's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs every test against $BUILD (default: build): unit tests (cmocka), export and docs checks,
 # the multi-process p2p and CollNet suites. Prints one "N passed, M failed" line at the end.
 set -u
@@ -38,6 +39,7 @@ for t in "$BUILD"/tests/test_*; do
 done
 run check_exports tests/check_exports.sh "$BUILD"
 run check_config_doc tests/check_config_doc.sh
+run check_spdx tests/check_spdx.sh
 run check_info env BUILD="$BUILD" tests/check_info.sh
 run format make -s format-check
 # JACCL_TEST_P2P / JACCL_TEST_COLL: which multi-process tests to run, as run_p2p.sh /

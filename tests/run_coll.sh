@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs the multi-process CollNet tests ($BUILD/tests/mp_coll_*) against the plugin in $BUILD,
 # loaded the way NCCL loads it (by name, through LD_LIBRARY_PATH), and ends with one
 # "N passed, M failed" line. Exit status 0 only if every test passed.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # CollNet benchmarks beside their anchors, in one run: for each rank count, jaccl-coll-perf
 # (all-reduce, reduce-scatter, all-gather through the plugin's ABI), Open MPI over TCP on
 # loopback (tools/mpi/mpi-coll.c, built here with mpicc) and the plain socket ring exchange

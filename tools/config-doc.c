@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Writes docs/configuration.md: the prose of a template with its "@KNOBS@" line replaced by one
  * table per section of plugin/util/param.c's knobs (name, type, default, range, NCCL fallback,
  * description), so the document cannot drift from the table. `make docs` runs it;

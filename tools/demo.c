@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* demo: a few local ranks load the plugin by its NCCL name ("jaccl", then
  * libnccl-net-jaccl.so) and pass data around a ring through its net table: every rank sends to
  * rank+1 and receives from rank-1 at the same time. Per size, a first pass checks every byte

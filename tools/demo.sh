@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # make demo: a few local ranks load the plugin by its NCCL name and exchange data through it,
 # printing what they measured. Each part is one command; add more below the marked line.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fabric-pump: one-way throughput of the TCP fabric (one endpoint, one lane, 127.0.0.1)
  * next to a plain blocking socket pump, in the same run, between two processes.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Debian packages the build, the tests and the benchmarks need. Idempotent; quiet when all present.
 #
 #   tools/install-deps.sh                                      the default list below

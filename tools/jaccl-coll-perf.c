@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* jaccl-coll-perf: CollNet benchmarks through the plugin's ABI, in nccl-tests' columns.
  *
  *   jaccl-coll-perf allreduce|reducescatter|allgather [-N ranks] [-b 4K] [-e 256M] [-f 4]

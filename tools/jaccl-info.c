@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* jaccl-info: what the plugin would do on this machine, before NCCL is involved.
  *
  *   jaccl-info [--json] [-v] [PLUGIN]

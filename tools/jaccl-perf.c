@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* jaccl-perf: benchmarks through the plugin's ABI, loaded the way NCCL loads it.
  *
  *   jaccl-perf p2p [-b 8] [-e 64M] [-f 2] [-n iters] [-w warmup] [-W window] [-V 11] [-t 2]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* kern-bench: speed of the reduction kernels beside memcpy of the same buffers.
  *
  *   kern-bench [-s] [-a] [DTYPE OP]...     (default: float32 sum)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # make perf: benchmarks through the plugin's ABI, each printing its own figures beside the
 # anchor it is judged against. Not a test: the exit status only says whether a tool failed.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* NCCL's core enums and callback types, as a net plugin sees them (NCCL 2.28, x86-64).
  *
  * The names are NCCL's so that code reads like every other plugin; the numeric values are the

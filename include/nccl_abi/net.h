@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The NCCL net / CollNet plugin ABI (NCCL 2.28, x86-64), tables v8..v11. The one header the
  * plugin includes; written from /work/shared/docs/nccl-abi.md with NCCL's names, no CUDA.
  * Layouts are pinned by tests/unit/test_abi_layout.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Constants shared by every version of the net and CollNet tables (NCCL 2.28). */
 #ifndef JACCL_NCCL_ABI_NET_COMMON_H
 #define JACCL_NCCL_ABI_NET_COMMON_H

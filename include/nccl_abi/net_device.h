@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Device-offload descriptors (NCCL 2.28). jaccl is a host plugin: it reports
  * NCCL_NET_DEVICE_HOST with version NCCL_NET_DEVICE_INVALID_VERSION and never fills a handle. */
 #ifndef JACCL_NCCL_ABI_NET_DEVICE_H

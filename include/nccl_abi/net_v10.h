@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ncclNet_v10_t / ncclCollNet_v10_t (NCCL 2.26, 2.27): profiler hook, per-connection config. */
 #ifndef JACCL_NCCL_ABI_NET_V10_H
 #define JACCL_NCCL_ABI_NET_V10_H

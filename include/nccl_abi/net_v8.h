@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ncclNet_v8_t / ncclCollNet_v8_t (NCCL 2.20 .. 2.23 native; still loadable by 2.28).
  * Member order is the ABI: every table slot is one pointer, name first. */
 #ifndef JACCL_NCCL_ABI_NET_V8_H

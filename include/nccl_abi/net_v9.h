@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ncclNet_v9_t / ncclCollNet_v9_t (NCCL 2.24, 2.25): size_t sizes, vNICs, size limits. */
 #ifndef JACCL_NCCL_ABI_NET_V9_H
 #define JACCL_NCCL_ABI_NET_V9_H

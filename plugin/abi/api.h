@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The one internal API, in the newest ABI shape (v11). The exported tables in tables.c point
  * each slot at these functions or at a thin per-version shim over them; nothing else in the
  * plugin knows that older versions exist. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Per-version adapters over the v11-shaped internal API; see shims.h for which is which.
  * Every shim is stateless except the once-per-process ctx of the pre-v11 init calls, which a
  * mutex guards, so all of them may be called from any NCCL thread. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Adapters from the older table shapes (v8..v10) onto the internal API in abi/api.h, in the
  * aws-ofi-nccl manner: each shim is named after the oldest version whose slot signature it
  * fits, and tables.c points every newer table with the same signature at it too. The v11

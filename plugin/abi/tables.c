@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The eight tables NCCL looks up by name (ncclNetPlugin_vN, ncclCollNetPlugin_vN), the only
  * symbols the library exports (plugin/exports.map). NCCL 2.28 takes v11; the older tables let
  * NCCL 2.20 .. 2.27 load the same library. Each slot is the internal API function itself when

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The collective algorithms (ring, mesh, local) as the core sees them, and the transport they
  * run on as they see it.
  *

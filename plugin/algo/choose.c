@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Which algorithm runs an operation, and the operation's signature. Both are pure functions of
  * the call's parameters and the communicator's settings, so every rank decides the same. */
 #include "algo/algo.h"

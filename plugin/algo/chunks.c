@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Chunk, part and frame arithmetic for the ring and the mesh (see chunks.h). Pure functions of
  * the geometry: every rank computes the same answers from the same operation parameters. */
 #include "algo/chunks.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The one place that answers "which bytes go where at step k" for every collective.
  *
  * Every operation is described in a *logical* byte space:

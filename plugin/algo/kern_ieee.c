@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* float and double reduction kernels: plain IEEE sum/prod, NCCL-style max/min. */
 #define JACCL_KERN_INTERNAL
 #include "algo/kern_reduce.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Integer reduction kernels (int8..uint64).
  *
  * Sum and prod wrap around. They run on the unsigned type of the same width:

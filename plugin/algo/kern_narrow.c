@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fp16, bf16 and fp8 (e4m3, e5m2) reduction kernels, portable build.
  *
  * Each element widens to float, is combined in float and rounds back once (see

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Reduction kernel dispatch: names, sizes, and the choice between the portable
  * and the AVX2 build of each kernel family. */
 #define JACCL_KERN_INTERNAL

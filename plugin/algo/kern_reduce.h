@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Element-wise reduction kernels: dst[i] = a[i] OP b[i] on host buffers.
  *
  * The CollNet algorithms are written once and stay type-agnostic: they fetch one

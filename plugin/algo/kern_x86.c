@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* AVX2 + F16C kernels for fp16, bf16 and fp8 (x86-64 only).
  *
  * Compilers do vectorise the portable bit-trick conversions, but slowly (kern-bench -s,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Copies that need no peer: the one-rank group, and the local chunk of an all-gather. */
 #include <string.h>
 

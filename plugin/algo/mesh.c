@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The mesh, as JACCL runs it: every rank sends its data to every peer in one step, and each rank
  * reduces the contributions strictly in rank order, frame by frame:
  *     out = c0 OP c1, out = out OP c2, ..., out = out OP c(P-1)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The ring, as JACCL runs it: nranks chunks, a reduce-scatter phase then an all-gather phase of
  * nranks-1 steps each, every chunk cut into two halves travelling in opposite directions, each
  * half striped over the wires and moved in frames through two staging slots.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CollNet communicators: one per group of ranks, joined to its peers by fabric endpoints.
  *
  * Every endpoint has 2W+1 lanes (W = NCCL_JACCL_RING_WIRES): lane d*W+w carries the ring's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CollNet entry points that need no peer: init, devices, reduceSupport and closing comms.
  * Memory registration and finalize are the net ones (jaccl_reg_mr, jaccl_dereg_mr,
  * jaccl_finalize), which take CollNet comms too. */

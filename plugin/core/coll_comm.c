@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CollNet comm objects: creation, links (one per connected peer), registered memory (control
  * messages, staging slots, scratch), the progress thread, and teardown. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CollNet connect: from the handles alone, join this rank to the ring neighbours and, when the
  * mesh may be used, to every peer. One endpoint per peer carries both (see coll.h); the lower
  * rank of each pair connects, the higher one accepts, and the connection's tag says who

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Decoding a CollNet control message (credits, the sender's operation, goodbye): the bytes a
  * peer sends on a link's control lane. Pure, so the fuzz target can drive it
  * (tests/fuzz/fuzz_coll_ctrl.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The pointers NCCL holds for CollNet comms and listeners: a small header (what the generic
  * regMr / deregMr read) in front of the comm or listener. Registered while the object is live;
  * closing unregisters the handle, releases the memory handles NCCL left on it and frees it, so

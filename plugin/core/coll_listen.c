@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CollNet listen: one listener per (rank, device). Its handle is jaccl's ordinary handle of
  * kind JH_COLL; nlanes = 2W+1 carries this rank's wire count, so connect can check that every
  * rank runs with the same NCCL_JACCL_RING_WIRES. */

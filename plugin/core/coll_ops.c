@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* iallreduce / iallgather / ireducescatter: validate every argument, describe the operation in
  * logical coordinates (algo/chunks.h), pick the algorithm, queue it. Nothing is sent here.
  *

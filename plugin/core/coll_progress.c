@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The progress thread of a CollNet comm: dispatches completions, runs queued operations in order
  * (coll_sched.c), sends credits, and sleeps in cq_wait whenever nothing moved. A failure of the
  * comm fails the running operation and every later one. An operation that waits on a live peer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The request queue between NCCL's threads and the progress thread, and test().
  *
  * A ring of JC_QSIZE requests: enqueue fills the slot at q_tail if test() has released it (else

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Running the queued operations of a comm, in order, on the progress thread.
  *
  * Up to two operations are under way: cur, the oldest, and nxt, the one queued behind it. nxt

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The transport under the collective algorithms: ordered streams per (peer, data lane) with
  * credit-based flow control, completion dispatch, and failure handling.
  *

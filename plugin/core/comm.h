@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What every comm object handed to NCCL starts with. Whether a pointer NCCL passes is one of
  * them, still open and of the right kind is the registry's answer (core/registry.h), never
  * something read through the pointer. */

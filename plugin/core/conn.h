@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Connection set-up between two processes, shared by p2p comms and CollNet comms.
  *
  * A connection = side-channel sockets (as many as the fabric asks for) opened by the connector

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Connector side of the connection set-up: a non-blocking state machine. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Listener side of the connection set-up: accepts sockets, checks their hello, groups them by
  * connection id, and turns a complete group into a fabric endpoint. Never blocks. */
 #include <errno.h>

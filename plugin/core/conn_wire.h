@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What travels on side-channel sockets before the fabric takes them over. Private to conn_*.c. */
 #ifndef JACCL_CORE_CONN_WIRE_H
 #define JACCL_CORE_CONN_WIRE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Handle encoding: fixed layout, checksum, validation. */
 #include "core/handle.h"
 

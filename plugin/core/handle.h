@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The listen handle NCCL carries between processes (<= NCCL_NET_HANDLE_MAXSIZE bytes).
  *
  * It holds only data, never a pointer: NCCL may hand us any 128 bytes, and a garbage handle must

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Memory registration for comms, and the checks and helpers every comm shares. Every regMr gets its
  * own fabric registration: NCCL registers adjacent and overlapping sub-ranges of one allocation,
  * and the fabric (verbs: its MR cache) decides whether they share hardware state. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Point-to-point comms and their receiver-driven protocol.
  *
  * The receiver posts a receive, then tells the sender where it may write: a clear-to-send

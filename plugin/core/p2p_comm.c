@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* p2p comm lifetime: listen, connect, accept, close, and memory registration entry points. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Decoding a clear-to-send: the only bytes of the p2p protocol a peer writes into our memory
  * that we interpret. Pure, so the fuzz target can drive it (tests/fuzz/fuzz_p2p_cts.c). */
 #include <string.h>

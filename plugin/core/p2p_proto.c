@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The p2p data path: irecv posts receives and a CTS, isend matches CTSs in order and writes,
  * test drives completions. Every function takes the comm lock; nothing blocks. */
 #include <errno.h>

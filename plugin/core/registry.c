@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The registry of live objects: a sorted array of disjoint address ranges, searched by binary
  * search under one mutex. Entries are few (a handful per comm) and every close removes its
  * own, so the array stays as small as the number of live objects. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The one lifetime rule for every object NCCL holds (init contexts, listen / send / recv /
  * CollNet comms, memory handles, requests): it is registered, by address range and kind, while
  * it is live; every entry point looks the pointer up here, under one lock, before reading

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Process-wide state: refcounted init/finalize over one fabric and its devices.
  *
  * NCCL 2.28 calls v11 init/finalize once per communicator, from several threads, and dlcloses

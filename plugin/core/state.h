@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Process-wide plugin state: the chosen fabric, its devices and their refcounted domains. */
 #ifndef JACCL_CORE_STATE_H
 #define JACCL_CORE_STATE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The fabric: the one interface the p2p protocol and the collective algorithms are written
  * against. Two back ends implement it: TCP (fabric/tcp/) and verbs UC/RC (fabric/verbs/).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Helpers shared by every fabric back end. */
 #include <errno.h>
 #include <sys/socket.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The software completion queue shared by both back ends (see swcq.h). */
 #include <errno.h>
 #include <stdlib.h>

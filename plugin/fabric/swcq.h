@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The completion queue both back ends hand to callers: a growable ring (a completion is never
  * dropped, whatever depth the caller guessed) and a condition variable that cq_wait sleeps on.
  * The verbs back end keeps its hardware CQs private: a verbs completion is not yet a caller

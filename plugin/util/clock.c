@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The plugin's single time source. The override is an atomic pointer so that a test can swap
  * clocks without a data race even if a stray thread is still reading the time. */
 #include "util/clock.h"

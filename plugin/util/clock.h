@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One monotonic clock for every deadline in the plugin. Tests inject their own clock to drive
  * timeouts without sleeping (gpudirecttcpx's stuck-request idea). */
 #ifndef JACCL_UTIL_CLOCK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* NCCL's device-list syntax, parsed once into a struct so matching is a plain loop.
  *
  * Differences from NCCL's parseStringList, all on input NCCL would silently misread: blanks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* NCCL's device-list syntax (NCCL_IB_HCA, NCCL_SOCKET_IFNAME): comma-separated entries,
  * a leading '^' makes the whole list an exclude list, then a leading '=' asks for exact
  * names (otherwise each entry is a prefix), and "name:port" restricts an entry to one port

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Forwarding to NCCL's logger. The logger pointer is atomic because NCCL installs it from
  * init() while proxy and progress threads of an earlier communicator may already be logging. */
 #include "util/log.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Logging through NCCL's logger, with the "NET/JACCL" prefix.
  *
  * NCCL hands its logger to init(); until then (and in unit tests) messages go nowhere unless

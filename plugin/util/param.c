@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The one table of NCCL_JACCL_* knobs. Everything about a knob lives in its entry: the loader
  * (param_load.c) validates against it, and docs/configuration.md is generated from it
  * (tools/config-doc.c, `make docs`; tests/check_config_doc.sh fails when the committed file

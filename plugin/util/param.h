@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Every NCCL_JACCL_* knob, declared once in param.c's table (name, type, default, range, doc,
  * NCCL fallback). Read once, on first use, from the environment (NCCL has already loaded
  * nccl.conf into it). A knob that is unset (or empty) takes the value of NCCL's own equivalent

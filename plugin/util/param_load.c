@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Reading the NCCL_JACCL_* environment once, validated against param.c's table.
  *
  * All knobs are loaded together on the first read, under a mutex, so the "set by environment"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Socket set-up: addresses, listen, non-blocking connect and accept, tuning. Data transfer is
  * in sock_io.c, interface discovery in sock_ifaces.c. */
 #define _GNU_SOURCE /* accept4 */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Small socket helpers shared by the side channel and the TCP fabric. All sockets are
  * close-on-exec; "nb" functions never block. */
 #ifndef JACCL_UTIL_SOCK_H

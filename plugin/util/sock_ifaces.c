@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* IP interface discovery, following NCCL's ncclFindInterfaces (src/misc/socket.cc) so that
  * jaccl picks the same interfaces NCCL's socket transport would, with the same spec. */
 #include "util/sock.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Data transfer on non-blocking sockets: the progress functions used by the fabric's event
  * loops, and poll()-based blocking wrappers with a deadline for the few places allowed to block. */
 #include "util/sock.h"

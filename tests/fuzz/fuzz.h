@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared by the libFuzzer targets: a check that survives -DNDEBUG and names what broke. */
 #ifndef JACCL_TESTS_FUZZ_H
 #define JACCL_TESTS_FUZZ_H

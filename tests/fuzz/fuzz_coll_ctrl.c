@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer: a CollNet control message (credits, operation, goodbye). Input: one byte for the
  * link's data-lane count, two for the peer's rank, then the message. An accepted message must
  * come from that peer and describe exactly the link's lanes, so applying its credits (as

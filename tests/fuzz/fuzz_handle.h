@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The listen-handle decoder, for one handle kind (fuzz_handle_p2p.c, fuzz_handle_coll.c): any
  * 128 bytes NCCL passes must give an error or a handle that re-encodes to the same bytes and
  * whose address prints within its buffer. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer: the CollNet listen handle (each entry of connect's `handles` array). */
 #include "fuzz_handle.h"
 

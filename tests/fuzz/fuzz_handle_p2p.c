@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer: the net API's listen handle (connect's `handle` argument). */
 #include "fuzz_handle.h"
 

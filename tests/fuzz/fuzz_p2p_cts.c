@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer: the p2p clear-to-send a send comm receives. Input: one byte for the comm's lane
  * count, four for the sequence number it expects, then the message (its length as received).
  * A CTS that is accepted must only name lanes the comm has, in order. */

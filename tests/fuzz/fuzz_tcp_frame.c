@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer: the TCP back end's frame header check. Any 32 bytes must be refused or be a frame
  * of a known type whose fields re-encode to the same bytes. */
 #include "fabric/tcp/tcp_wire.h"

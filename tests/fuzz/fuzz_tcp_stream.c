@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer: a real TCP endpoint reading a byte stream its peer wrote. The input is a list of
  * records, each turned into bytes on the wire: a SEND, a WRITE_IMM into the registered window
  * (at any offset, so out of range too), a heartbeat, or raw bytes (corrupt or split headers).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer: the verbs connection blob (the peer's ep_local_info, handed to ep_connect). Input:
  * three bytes for the local lane count, QP type and link layer, then the blob. An accepted blob
  * must match the local endpoint and give ep_connect values it can use as they are: an MTU the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer: the verbs back end's side-channel frames. Input: one byte for the endpoint's lane
  * count, then a stream of 24-byte frames as the socket delivers them. A frame that is accepted
  * is of a known type and names an existing lane whenever it is about one. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Writes the seed corpora of the fuzz targets (tests/fuzz/corpus/<target>/seed-*), each made by
  * the plugin's own encoders: `make fuzz-seeds` after a wire format changes. Seeds are the
  * well-formed messages the targets mutate; the regress-* files beside them are inputs that

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs every libFuzzer target in $BUILD/fuzz (default build-fuzz) for FUZZ_S seconds (default 30)
 # from its seed corpus in tests/fuzz/corpus/<target> (read only: what the run finds goes to a
 # temporary folder), FUZZ_JOBS targets at a time (default 2). Prints executions, coverage and

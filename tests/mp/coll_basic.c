@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CollNet correctness through ncclCollNetPlugin_v11: all-reduce, reduce-scatter and all-gather
  * on 2..8 ranks, ring and mesh, 1..4 wires, every type and reduction, counts around every edge
  * (0, 1, fewer than ranks, not divisible by ranks or wires, multi-frame, not a frame multiple),

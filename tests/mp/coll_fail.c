@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CollNet when things go wrong: bad arguments (clear WARN + error, the comm stays usable), a
  * comm used after close, garbage or foreign handles given to connect (error, nothing left
  * behind), a one-rank group, a rank killed in the middle of collectives (the others fail within

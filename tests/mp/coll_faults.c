@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The fault matrix: one rank (the victim) leaves a group while the others (the survivors) keep
  * going, for p2p (a ring of send/receive comms), the CollNet ring and the CollNet mesh, with 2,
  * 3 and 4 ranks. The victim is SIGKILLed, closes its comms (NCCL's abort), calls finalize with

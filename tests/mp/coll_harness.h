@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CollNet test helpers (header-only; the ranks, barrier, logger and checks come from common/).
  *
  * The plugin is reached only as NCCL reaches it: dlopen by name, dlsym ncclCollNetPlugin_v11 or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CollNet under load: many operations in flight at once (up to and past the queue, where a NULL
  * request means "retry"), tested in and out of order; ring and mesh operations back to back;
  * large multi-frame operations; random floating-point data, which must be within rounding of a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* NCCL's window semantics for iallgather / ireducescatter (nccl-abi.md section 2): a call covers
  * [windowOffset, windowOffset + windowBytes) of the nranks * bytesPerRank buffer; the rank
  * buffer holds window ∩ own segment. Windows that start or end inside segments, cover one

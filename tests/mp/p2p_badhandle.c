@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* p2p_badhandle: what a listen comm and connect do with input NCCL would never send.
  *   - connect with random bytes, with zeros, and with a real handle with one byte flipped:
  *     ncclInvalidArgument or ncclSystemError, no comm, a WARN, no crash; again on retry;

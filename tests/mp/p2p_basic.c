@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* p2p_basic: every table v8..v11, both directions between two ranks.
  *   - properties make sense (host pointers, maxRecvs >= 1, size limits in range);
  *   - listen returns at once and writes no more than 128 handle bytes;

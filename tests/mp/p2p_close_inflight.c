@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* p2p_close_inflight: tearing down the way NCCL's abort path and communicator destruction do
  * (sendProxyFree / recvProxyFree: deregMr of each buffer, then closeSend / closeRecv, then the
  * buffers are freed).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* p2p_close_order: a clean job end, where each rank closes as soon as its own requests are done.
  *   - two ranks, each with 32 sends and 32 receives in flight (1 B .. 300 KiB) on one
  *     send/recv comm pair; a rank closes both comms the moment its last test() said done,

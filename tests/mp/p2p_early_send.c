@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* p2p_early_send: an isend issued before the receiver's clear-to-send has come returns
  * ncclSuccess with a NULL request, and the caller must post it again (NCCL's proxy does). Two
  * ranks run two exchanges (receive from the peer and send to it, wait for both, as one NCCL

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* p2p_inflight: many requests in flight at once, both directions, mixed sizes.
  *   - the receiver keeps `window` irecvs posted (32, then 64); the sender, once their
  *     clear-to-sends are in, posts as many isends without testing in between: each side

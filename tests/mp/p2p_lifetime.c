@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* p2p_lifetime: load and leaks, through the ABI like NCCL.
  *   - 64 comm pairs between two ranks, 32 requests in flight on each, both ways at once;
  *   - 10,000 p2p connect/close cycles, 1,000 CollNet group create/destroy cycles (2 ranks) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* p2p_localfail: a comm that fails on its own side lets its peer know at once.
  *   - rank 1 posts a receive with tag 5, rank 0 sends with tag 7: rank 0's isend fails with
  *     ncclInvalidUsage (the tags must match, as NCCL guarantees);

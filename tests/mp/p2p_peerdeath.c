@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* p2p_peerdeath: the peer goes away in the middle of a large transfer; rank 0 survives.
  *   - SIGKILL: the sockets close, so the survivor's test (or isend/irecv) must fail quickly,
  *     well inside NCCL_JACCL_TIMEOUT;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* p2p_preload: NCCL stores NCCL_NET_OPTIONAL_RECV_COMPLETION (0x1) in *request before irecv
  * (LL/LL128) and then trusts whatever irecv leaves there; a 0x1 left behind would be passed
  * to test() as a request.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* p2p_regmr: registrations the way NCCL makes them, several sub-ranges of one allocation.
  *   - unaligned, adjacent and overlapping sub-ranges (and the whole) are registered on both
  *     the send and the receive comm, and each carries a message in both roles;

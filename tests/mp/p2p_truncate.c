@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* p2p_truncate: a send larger than the receive posted for it.
  *   - the receiver's test returns ncclInvalidUsage and a WARN says "truncated";
  *   - the sender gets an error too (from isend or test), never a silent success;

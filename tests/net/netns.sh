@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # netns.sh - a real network between two "hosts": network namespaces A (10.99.0.1/24) and
 # B (10.99.0.2/24) joined by a veth pair. Each test runs one rank per namespace over the tcp
 # fabric (NCCL_JACCL_SOCKET_IFNAME = that namespace's veth), and the ranks meet through the

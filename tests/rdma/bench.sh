@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench.sh - inside the rxe VM: jaccl point-to-point bandwidth (tests/rdma/rdma_p2p bench,
 # rank 0 on rxe0 -> rank 1 on rxe1, 8 requests in flight like NCCL) beside perftest's
 # `ib_write_bw -c UC` between the same two devices, same sizes, same boot. Software RDMA under

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Debian packages for `make test-rdma` (idempotent, quiet when present): qemu for the VM
 # (TCG: this machine's /dev/kvm cannot run a stock kernel), busybox for the initramfs, kmod
 # for depmod/modprobe, xz to unpack the kernel, rdma-core's userland with the rxe provider,

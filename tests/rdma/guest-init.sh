@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# SPDX-License-Identifier: BSD-3-Clause
 # /init of the initramfs: load the modules, mount the host's / (9p, read-only) under a tmpfs
 # overlay, mount the read-write share and the control share, switch to the host's userland.
 B=/bin/busybox

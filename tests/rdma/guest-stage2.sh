@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # PID 1 on the host's userland inside the VM: rxe0 on rxv0 (10.77.0.1) and rxe1 on rxv1
 # (10.77.0.2), the two ends of a veth pair, both in the root namespace (6.1's rxe is not netns
 # aware), so traffic between them crosses the veth and `tc netem` on it applies. Then the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # image.sh - boot files for vm.sh in $RXE_VM_DIR (default /tmp/jaccl-rxe-vm):
 #   vmlinux      the Debian bookworm kernel (it has rdma_rxe), uncompressed: qemu boots an ELF
 #                through its PVH note, which skips SeaBIOS + the xz decompression under TCG

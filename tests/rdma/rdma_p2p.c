@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rdma_p2p: point-to-point through the plugin's net table on real verbs devices, one rank per
  * device so every byte crosses the wire (run inside the rxe VM by tests/rdma/suite.sh).
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # suite.sh - the verbs test suite, run INSIDE the rxe VM (make test-rdma boots it) from the
 # repository root: the shared point-to-point and CollNet suites (tests/run_p2p.sh,
 # tests/run_coll.sh) on NCCL_JACCL_FABRIC=verbs for UC and RC queue pairs, then transfers and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # vm.sh [-t SECONDS] [-w DIR] [-x DIR] [-e NAME]... -- COMMAND...
 # Runs COMMAND as root inside a throw-away qemu VM with two soft-RoCE devices (see
 # guest-stage2.sh) and exits with its exit code: 124 when the VM ran past -t (default 900),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Algorithm choice (plugin/algo/choose.c): one rank is a copy, the knobs force ring or mesh,
  * auto takes the mesh within both thresholds only, an unconnected mesh is never chosen, and
  * the operation's signature is the same on every rank and differs between operations. */

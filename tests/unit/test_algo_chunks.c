@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Chunk, part, frame and schedule arithmetic (plugin/algo/chunks.c), exhaustively for small
  * shapes: every byte is covered exactly once where it should be, nothing falls outside the
  * operation, sender and receiver agree on every step, and a symbolic run of the ring schedule

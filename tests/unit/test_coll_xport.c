@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The CollNet transport's judgement of its peers, on a comm with one link and a fake fabric:
  * control messages a well-behaved peer cannot send are the peer's fault (ncclRemoteError), and
  * after a peer's goodbye whatever this rank still wants beyond the peer's final counts fails

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* closeColl's INFO line counts the operations and bytes that went through CollNet: a one-rank
  * CollNet comm (the local algorithm) over the TCP fabric on lo, in one process. */
 #include <sched.h>

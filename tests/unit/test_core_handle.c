@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Handle codec: round trip, and every way a foreign or damaged handle must be refused. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The log lines that prove jaccl is in use: the INIT line (release, fabric and why, devices),
  * that buffers are host memory, whether CollNet is offered or disabled and why; the fallback to
  * TCP is a WARN when RDMA devices exist but none is usable and an INFO when there are none.

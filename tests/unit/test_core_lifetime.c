@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One lifetime rule for every object NCCL holds, through the internal API in one process over
  * the TCP fabric on lo: a call with a closed, foreign or wrong-kind pointer WARNs and returns
  * ncclInternalError without reading through it (run under ASan to prove the last part); a

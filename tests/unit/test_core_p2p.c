@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* p2p request bookkeeping through the internal API, in one process over the TCP fabric on lo:
  * slot exhaustion gives NULL requests, sends wait for clear-to-send, sizes and order are exact,
  * truncation fails both ends, bad pointers are refused. */

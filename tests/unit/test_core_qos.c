@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Traffic class and service level from the NCCL context to the sockets: the trafficClass NCCL
  * passes to init (v11 config) marks every lane of the comms that context listens for and
  * connects, NCCL_JACCL_TC (or NCCL_IB_TC) overrides it, and the resolution rules of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The TCP fabric back end, driven through fab_tcp_ops by two endpoints in one process over
  * 127.0.0.1, and against raw sockets that play a broken or silent peer. */
 #define _GNU_SOURCE

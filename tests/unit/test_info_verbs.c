@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* jaccl-info's RDMA view over fake verbs (this machine has no RDMA device): which port it marks
  * used and with which GID, the reason it gives for every port passed over (down, outside
  * NCCL_JACCL_HCA, no GID at NCCL_JACCL_GID_INDEX, NCCL_JACCL_FABRIC=tcp), and the fabric reason.

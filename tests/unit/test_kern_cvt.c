@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fp16 / bf16 / fp8 <-> float conversions of the reduction kernels, checked against a
  * slow reference that knows nothing about bit tricks: it decodes codes with ldexp and
  * encodes by searching the sorted table of a format's values.

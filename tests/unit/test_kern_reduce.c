@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Reduction kernels: every (dtype, op) against a naive reference on random data with
  * edge values, exhaustive fp8 pairs, aliasing, odd counts, unaligned pointers, no
  * writes past the end, and the AVX2 build agreeing bit for bit with the portable one.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Monotonic clock and the test-clock override used to drive deadlines without sleeping. */
 #include <setjmp.h>
 #include <stdarg.h>

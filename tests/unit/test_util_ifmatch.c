@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* NCCL list syntax (NCCL_IB_HCA / NCCL_SOCKET_IFNAME): parsing and matching. */
 #include <setjmp.h>
 #include <stdarg.h>

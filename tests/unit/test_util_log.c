@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Logging: prefix, level and flags reach NCCL's logger; without one, messages are dropped
  * unless JACCL_LOG_STDERR=1. */
 #include <setjmp.h>

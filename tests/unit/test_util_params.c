@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* NCCL_JACCL_* parameters: table sanity, defaults, environment values, invalid values, reset,
  * NCCL fallback variables and their reported source, unknown-knob suggestions. */
 #include <pthread.h>

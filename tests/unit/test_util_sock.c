@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Socket helpers on 127.0.0.1 inside one process, and interface discovery on this machine. */
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The verbs back end's devices over fake verbs: which ports become devices (ACTIVE only,
  * NCCL_JACCL_HCA in NCCL_IB_HCA syntax), their properties, the GID chosen by content (or by
  * NCCL_JACCL_GID_INDEX) and the side-channel address taken from it. */

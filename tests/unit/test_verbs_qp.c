@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Queue-pair set-up over fake verbs: INIT at ep_create (receives posted at once), RTR/RTS at
  * ep_connect with the attribute masks UC and RC each require and the peer's QPN/PSN/GID, the
  * smaller MTU, and the error paths (a transition that fails, a peer blob that does not fit).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The verbs back end's reliability protocol, with the verbs calls replaced by fakes: segmenting,
  * completion only once acknowledged, in-order delivery, gap detection (one NAK per epoch),
  * go-back-N retransmission, stale-NAK and fenced-copy rejection, bounded retries, probes, SENDs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fake verbs for the verbs back end's unit tests: a struct vlib whose entries act on in-memory
  * devices, ports and GID tables, record every QP transition and posted work request, and hand
  * back the CQEs a test queued. Included by the test_verbs_*.c files (each test is one file). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* mpi-coll: the Open MPI anchor for jaccl-coll-perf, in the same columns.
  *
  *   mpirun -np N mpi-coll allreduce|reducescatter|allgather [-b 4K] [-e 256M] [-f 4] [-n iters]

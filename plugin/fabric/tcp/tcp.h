@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the TCP back end offers beyond struct fab_ops. */
 #ifndef JACCL_FABRIC_TCP_H
 #define JACCL_FABRIC_TCP_H

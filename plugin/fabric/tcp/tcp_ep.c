@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Endpoint life cycle: create (RECVs and sends may be posted at once; they queue), connect
  * (adopt one connected socket per lane and start the I/O thread), close. */
 #define _GNU_SOURCE

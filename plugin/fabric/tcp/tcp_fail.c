@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Endpoint errors: recording the first cause, and flushing every outstanding work item so the
  * layer above learns about it from the CQ like it would from a verbs QP in error. */
 #include <errno.h>

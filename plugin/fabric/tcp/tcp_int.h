@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internals of the TCP back end, shared by its files and by nothing else.
  *
  * Locking (always taken in this order, never the other way round):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The endpoint's I/O thread: sleeps in epoll_wait on the lane sockets (edge-triggered, so
  * EPOLLOUT needs no re-arming) and an eventfd, reads every lane, finishes sends the posters left
  * behind, sends heartbeats and watches the liveness deadline. Once the endpoint is in error it

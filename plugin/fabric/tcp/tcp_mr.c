@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Domains and memory registrations. TCP needs no pinning, but the table is what makes a bad
  * WRITE_IMM (wrong key, outside the buffer, after dereg) fail here as it would on verbs,
  * instead of silently scribbling over memory. */

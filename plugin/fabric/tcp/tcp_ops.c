@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The TCP back end as the rest of the plugin sees it. */
 #include "fabric/tcp/tcp_int.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Receive side of a lane, run by the endpoint's I/O thread only.
  *
  * Headers are read into a small staging buffer, several at a time when small frames queue up;

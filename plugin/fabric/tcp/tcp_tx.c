@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Send side: each lane keeps a FIFO of posted SEND / WRITE_IMM frames. The poster writes inline
  * when the FIFO was empty (no hop through the I/O thread for the common case); whatever the
  * socket did not take waits for EPOLLOUT in the I/O thread. A send completes once its last byte

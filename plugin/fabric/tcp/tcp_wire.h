@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The TCP back end's wire format: on every lane, a stream of frames, each a fixed 32-byte header
  * followed by `len` payload bytes. Little-endian, so mixed hosts agree. */
 #ifndef JACCL_FABRIC_TCP_WIRE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the verbs back end offers beyond struct fab_ops. */
 #ifndef JACCL_FABRIC_VERBS_H
 #define JACCL_FABRIC_VERBS_H

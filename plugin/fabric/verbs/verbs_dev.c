@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Verbs devices: one per ACTIVE port (IB or Ethernet link layer) that NCCL_JACCL_HCA selects,
  * with the properties NCCL's IB transport reports (nccl-abi.md 6.1), its GID, LID and MTU, and
  * the IP address the plugin core binds the side channel to. */

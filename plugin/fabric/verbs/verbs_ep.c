@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Endpoint life cycle. ep_create builds the hardware CQ, the QPs (already in INIT with their
  * zero-length receives posted); callers may post at
  * once (it all queues). ep_connect takes the peer's blob to RTR/RTS, adopts the side-channel

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Endpoint errors: the first cause wins and is WARNed once with everything needed to find it
  * (peer, device, QP, sequence number, verbs status); the queue pairs are moved to ERR so the
  * hardware stops reading caller buffers, the side channel is shut so the peer fails too, and

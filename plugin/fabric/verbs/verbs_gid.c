@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Address choices for a port: which GID to use (by content, not by a fixed index: JACCL's
  * hard-coded index 1 broke wherever the IPv4 GID sat elsewhere), the IPv4 address inside it,
  * and the port's speed. Pure functions over the verbs table, so the unit tests drive them. */

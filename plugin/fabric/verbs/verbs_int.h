@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internals of the verbs back end, shared by its files and by its unit tests.
  *
  * Data path (UC and RC alike): the back end owns every hardware receive (zero-length, they only

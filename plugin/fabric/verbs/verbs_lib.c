@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Loading libibverbs at run time (see verbs_lib.h). The build needs only the headers. */
 #define _GNU_SOURCE
 #include <dlfcn.h>

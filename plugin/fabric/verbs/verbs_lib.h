@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The verbs calls the back end makes, as one table of function pointers.
  *
  * libibverbs is dlopen'ed at first use (so the plugin loads where rdma-core is absent) and every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Domains (device context, protection domain, completion channel, progress thread) and the
  * registration cache: NCCL registers many sub-ranges of one allocation, so a range already
  * covered by a live, page-aligned hardware registration only takes a reference on it. */

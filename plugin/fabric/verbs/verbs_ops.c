@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The verbs back end as the rest of the plugin sees it. */
 #include "fabric/verbs/verbs.h"
 #include "fabric/verbs/verbs_int.h"

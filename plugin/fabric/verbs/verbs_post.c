@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The data-path entry points. Caller RECVs only queue in software (the back end owns every
  * hardware receive); SENDs and WRITE_IMMs queue as messages and go out as far as the window
  * allows, right from the caller's thread. Nothing here blocks. */

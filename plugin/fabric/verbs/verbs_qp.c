@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Queue pairs: creation and the RESET -> INIT -> RTR -> RTS transitions with the attribute masks
  * each type requires (UC: no retry/timeout/atomic attributes, which the kernel rejects), and
  * the connection blob both ends exchange before RTR. */

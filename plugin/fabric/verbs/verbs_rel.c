@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The reliability protocol that turns UC queue pairs into the fabric's "reliable, in order, or
  * the endpoint fails" lanes (it runs unchanged on RC, where it simply never sees a loss).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Receive side of the reliability protocol (see verbs_rel.c): in-order delivery of arrived
  * segments to the caller's posted receives, gap reports, and the fence a probe sets. */
 #include "fabric/verbs/verbs_int.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The side channel after ep_connect: the TCP socket the connection was set up over stays open
  * and carries the back end's own control frames (24 bytes each): READY (our QPs are in RTR/RTS
  * with receives posted: the peer may send), RECV (where the next caller RECV of a lane is, so a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One progress thread per domain. It sleeps in epoll on the domain's completion channel, the
  * side-channel sockets of its endpoints and an eventfd, and wakes for completions, control
  * frames and timers (retransmission, heartbeat, liveness). It never spins: the hardware CQs are

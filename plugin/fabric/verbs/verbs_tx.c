@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Sender side of the data path: caller posts cut into segments (WRITE_IMMs into the caller's
  * remote buffer or, for a SEND, into the RECV it consumes, as the peer advertised it), posted in
  * chains, retired by send CQEs, and completed to the caller once acknowledged (verbs_rel.c says

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Hardware completions of one endpoint: every CQE's status is checked (an error becomes a WARN
  * with the verbs status string and fails the endpoint), receive CQEs feed the reliability
  * protocol, send CQEs release the buffers the hardware was reading. Then receives are posted

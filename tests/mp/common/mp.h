@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The multi-process test harness: everything a tests/mp/X.c or tools/X.c needs.
  *
  * Tests reach the plugin only the way NCCL does: dlopen("jaccl"), then the versioned table

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Failure counting and the notes every test prints. */
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Assertions that count instead of aborting, so one rank reports every broken promise and the
  * rank's exit status says whether any failed. */
 #ifndef MP_CHECK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Self-identifying message contents and page-aligned buffers. */
 #include <string.h>
 #include <sys/mman.h>

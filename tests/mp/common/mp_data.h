@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Message contents that identify themselves: byte i of message `seed` depends on both, so a
  * message delivered to the wrong receive, shifted, or cut short fails verification. */
 #ifndef MP_DATA_H

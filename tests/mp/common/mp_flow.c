@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Windowed message streams over one comm, progressed like NCCL's proxy progresses them. */
 #include <sched.h>
 #include <string.h>

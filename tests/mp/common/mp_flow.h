@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A stream of messages over one comm, driven like NCCL's proxy drives it: post isend/irecv
  * while fewer than `window` requests are in flight (a NULL request means "try again later"),
  * and test the oldest request first, completing in posting order. Several flows (both

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The multi-host rendezvous: a star of TCP connections on rank 0, one message up and one down
  * per barrier, a deadline on every wait. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One rank per host: instead of forking every rank locally, this process is one rank of a job
  * spread over several machines (or network namespaces), and the shared region of mp_proc.h is
  * kept in step by a small TCP rendezvous. Rank 0 listens on the root's port; every other rank

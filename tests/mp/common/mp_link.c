@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* listen / connect / accept loops, as NCCL's proxy runs them. */
 #include <sched.h>
 #include <string.h>

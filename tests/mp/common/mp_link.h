@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Connection set-up the way NCCL's proxy does it: listen, pass the handle to the peer, then
  * call connect and accept again and again (same handle buffer) until each returns a comm. */
 #ifndef MP_LINK_H

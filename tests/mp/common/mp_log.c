@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The NCCL-style logger given to the plugin, with a small history of WARNs for assertions. */
 #define _GNU_SOURCE /* strcasestr */
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The logger handed to the plugin's init: prints NCCL-style lines to stderr and keeps the
  * recent WARNs so a test can assert that a specific warning was (or was not) logged. */
 #ifndef MP_LOG_H

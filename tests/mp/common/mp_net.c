@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Loading the plugin like NCCL 2.28 (src/plugin/plugin_open.cc) and calling its table. */
 #define _GNU_SOURCE /* dlinfo, RTLD_DI_LINKMAP */
 #include <dlfcn.h>

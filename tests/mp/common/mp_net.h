@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The plugin as NCCL sees it: a library found by name, one versioned table (v8..v11) and the
  * calls NCCL's proxy makes. Wrappers hide only the signature differences between versions
  * (int sizes in v8, no phandles before v10, ctx and config in v11); they never add behaviour,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Benchmark options, sizes and the foreign-load meter. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What benchmark tools share: nccl-tests-like options (-b -e -f -n -w -W), the size sweep,
  * iteration counts, byte formatting, and a meter of the CPU other processes took meanwhile
  * (on a shared 2-core box that decides whether a number means anything). */

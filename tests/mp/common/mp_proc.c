@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Forking ranks, the shared region, and judging how each rank ended. */
 #include <errno.h>
 #include <signal.h>

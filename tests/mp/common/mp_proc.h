@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Ranks as forked processes, sharing one MAP_SHARED anonymous region: a process-shared barrier,
  * listen handles, pids, and a few flags. The parent only forks and waits; it never loads the
  * plugin (plugin threads would not survive fork). */

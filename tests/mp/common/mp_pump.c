@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Plain socket pump between two ranks, the yardstick for the plugin's bandwidth. */
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The raw TCP loopback figure the plugin is compared against: one stream, 4 MiB write()s into
  * a plain blocking socket on 127.0.0.1, 4 MiB read()s on the other side. The chunks cycle
  * through a buffer of `span` bytes on each side: 4 MiB stays in cache, a span as large as the

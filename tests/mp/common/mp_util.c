@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Clocks, thread counting, socket discovery and environment defaults. */
 #include <dirent.h>
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Small process utilities: clocks, sleeping, thread and socket inspection. */
 #ifndef MP_UTIL_H
 #define MP_UTIL_H
