@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The NCCL net / CollNet plugin ABI (NCCL 2.28, x86-64), tables v8..v11. The one header the
- * plugin includes; written from /work/shared/docs/nccl-abi.md with NCCL's names, no CUDA.
+ * plugin includes; written from the documented ABI with NCCL's type names, no CUDA.
  * Layouts are pinned by tests/unit/test_abi_layout.c.
  *
  * Where two versions share a layout, the newer type is an alias of the older one (props v9 =

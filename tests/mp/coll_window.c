@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* NCCL's window semantics for iallgather / ireducescatter (nccl-abi.md section 2): a call covers
+/* NCCL's window semantics for iallgather / ireducescatter (CollNet v8 and later): a call covers
  * [windowOffset, windowOffset + windowBytes) of the nranks * bytesPerRank buffer; the rank
  * buffer holds window ∩ own segment. Windows that start or end inside segments, cover one
  * segment or part of one, are empty, a single element, or sweep the buffer in fixed steps the

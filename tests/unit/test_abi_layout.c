@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Pins the headers in include/nccl_abi/ to NCCL 2.28's x86-64 ABI as recorded in nccl-abi.md §1-2:
- * enum values, struct sizes and member offsets, and the position of every table slot (slot k at
+/* Pins the headers in include/nccl_abi/ to NCCL 2.28's x86-64 ABI as NCCL's plugin headers define
+ * it: enum values, struct sizes and member offsets, and the position of every table slot (slot k at
  * byte 8*k). A wrong layout would not fail to compile; NCCL would just call the wrong slot.
  * Header-only: builds without the rest of the plugin. */
 #include <limits.h>

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* TCP devices: the IP interfaces NCCL's socket transport would pick, with the same properties
- * (nccl-abi.md 6.2), plus each one's address so the core can bind listen sockets to it. */
+ * (speed from sysfs, guid = index, maxRecvs 1, host memory), plus each one's address so the core
+ * can bind listen sockets to it. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>

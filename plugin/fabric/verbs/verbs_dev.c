@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Verbs devices: one per ACTIVE port (IB or Ethernet link layer) that NCCL_JACCL_HCA selects,
- * with the properties NCCL's IB transport reports (nccl-abi.md 6.1), its GID, LID and MTU, and
- * the IP address the plugin core binds the side channel to. */
+ * with the properties NCCL's IB transport reports (speed = lane rate x width, GPUDirect off), its
+ * GID, LID and MTU, and the IP address the plugin core binds the side channel to. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
