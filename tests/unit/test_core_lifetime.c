@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include <cmocka.h>
+#include <stdatomic.h>
 
 #include "abi/api.h"
 #include "core/registry.h"
@@ -21,8 +22,9 @@
 
 #define BUF 4096
 
-/* Every refusal must say why: WARNs are counted through NCCL's logger hook. */
-static int warns;
+/* Every refusal must say why: WARNs are counted through NCCL's logger hook (atomic: the TCP
+ * back end's I/O threads log too, e.g. a peer's close). */
+static atomic_int warns;
 static void logger(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
                    const char *fmt, ...)
 {
