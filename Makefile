@@ -54,8 +54,9 @@ INTERNAL := $(BUILD)/libjaccl-internal.a
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
-# The multi-process harness, compiled once and linked into every mp test, tool and rdma_p2p.
-MP_COMMON := $(wildcard tests/mp/common/*.c)
+# The multi-process harness (harness/: the p2p ranks, checks and pumps, and the CollNet helpers),
+# compiled once and linked into every mp test, tool and rdma_p2p; nothing else from tests/.
+MP_COMMON := $(wildcard harness/*.c)
 MP_COMMON_OBJ := $(MP_COMMON:%.c=$(BUILD)/obj/%.o)
 MP_SRC := $(wildcard tests/mp/*.c)
 MP_BIN := $(MP_SRC:tests/mp/%.c=$(BUILD)/tests/mp_%)
@@ -112,12 +113,12 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(INTERNAL)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests/unit $< -o $@ $(INTERNAL) -lcmocka $(LDSAN) $(LDLIBS)
 
-$(MP_COMMON_OBJ): CFLAGS += -Itests/mp
+$(MP_COMMON_OBJ): CFLAGS += -Iharness
 
 # One program from its own .c and the harness objects (-MMD writes $@.d beside it).
 define LINK_MP
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/mp $< $(MP_COMMON_OBJ) -o $@ $(INTERNAL) $(LDSAN) $(LDLIBS)
+	$(CC) $(CFLAGS) -Iharness $< $(MP_COMMON_OBJ) -o $@ $(INTERNAL) $(LDSAN) $(LDLIBS)
 endef
 
 $(BUILD)/tests/mp_%: tests/mp/%.c $(MP_COMMON_OBJ) $(INTERNAL)
@@ -284,10 +285,10 @@ test-deb: deb $(BUILD)/demo
 # ---- end of install, uninstall, Debian package ----
 
 format:
-	clang-format -i $$(find plugin include tests tools -name '*.[ch]')
+	clang-format -i $$(find plugin include harness tests tools -name '*.[ch]')
 
 format-check:
-	clang-format --dry-run --Werror $$(find plugin include tests tools -name '*.[ch]')
+	clang-format --dry-run --Werror $$(find plugin include harness tests tools -name '*.[ch]')
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz

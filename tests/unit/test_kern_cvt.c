@@ -11,8 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define JACCL_KERN_INTERNAL
-#include "algo/kern_reduce.h"
+#include "algo/kern_impl.h"
 
 /* ------------------------------------------------------------------ reference */
 
