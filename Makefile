@@ -54,6 +54,10 @@ INTERNAL := $(BUILD)/libjaccl-internal.a
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+# What unit tests share, linked from an archive so each takes only what it calls: the narrow
+# formats' reference (kern_ref.c) and jaccl-info with its main renamed (test_info_verbs).
+UNIT_LIB := $(BUILD)/tests/libunit.a
+UNIT_LIB_OBJ := $(BUILD)/obj/tests/unit/kern_ref.o $(BUILD)/obj/tools/jaccl-info-main.o
 # The multi-process harness (harness/: the p2p ranks, checks and pumps, and the CollNet helpers),
 # compiled once and linked into every mp test, tool and rdma_p2p; nothing else from tests/.
 MP_COMMON := $(wildcard harness/*.c)
@@ -109,9 +113,17 @@ $(INTERNAL): $(PLUGIN_OBJ)
 tests: $(UNIT_BIN) $(MP_BIN) $(LIB) $(BUILD)/jaccl-info
 
 $(UNIT_BIN): | $(BUILD)/.deps-tests $(VERSION_H)
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(INTERNAL)
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(UNIT_LIB) $(INTERNAL)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/unit $< -o $@ $(INTERNAL) -lcmocka $(LDSAN) $(LDLIBS)
+	$(CC) $(CFLAGS) -Itests/unit $< -o $@ $(UNIT_LIB) $(INTERNAL) -lcmocka $(LDSAN) $(LDLIBS)
+
+$(BUILD)/obj/tools/jaccl-info-main.o: tools/jaccl-info.c | $(BUILD)/.deps-lib $(VERSION_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Dmain=jaccl_info_main -c $< -o $@
+
+$(UNIT_LIB): $(UNIT_LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $(UNIT_LIB_OBJ)
 
 $(MP_COMMON_OBJ): CFLAGS += -Iharness
 
@@ -294,5 +306,5 @@ clean:
 	rm -rf build build-asan build-tsan build-fuzz
 
 # Header dependencies recorded by -MMD: objects, and the programs compiled from one .c each.
--include $(PLUGIN_OBJ:.o=.d) $(MP_COMMON_OBJ:.o=.d) \
+-include $(PLUGIN_OBJ:.o=.d) $(MP_COMMON_OBJ:.o=.d) $(UNIT_LIB_OBJ:.o=.d) \
          $(addsuffix .d,$(UNIT_BIN) $(MP_BIN) $(TOOL_BIN) $(RDMA_BIN) $(FUZZ_BIN) $(BUILD)/fuzz/gen_seeds)

@@ -714,6 +714,9 @@ static void fabric_collect(struct fabric_view *fv, void **ctx)
         fv->have_addr[i] = jaccl_dev_addr(i, &fv->addr[i]) == 0;
 }
 
+/* Declared so that the unit test can build this file with main renamed (-Dmain=...). */
+int main(int argc, char **argv);
+
 int main(int argc, char **argv)
 {
     const char *name = NULL, *error;
