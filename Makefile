@@ -122,6 +122,7 @@ $(BUILD)/obj/tools/jaccl-info-main.o: tools/jaccl-info.c | $(BUILD)/.deps-lib $(
 	$(CC) $(CFLAGS) -Dmain=jaccl_info_main -c $< -o $@
 
 $(UNIT_LIB): $(UNIT_LIB_OBJ)
+	@mkdir -p $(dir $@)
 	@rm -f $@
 	ar rcs $@ $(UNIT_LIB_OBJ)
 
