@@ -114,7 +114,7 @@ check_symbols() {
             may_use "$from" "$to" && ok=0
         done
         [ "$ok" = 1 ] && violations+=("symbol $o $sym ($from -> $tos)")
-    done < <(awk 'NR == FNR { d[$1] = ($1 in d) ? d[$1] "," $2 : $2; next }
+    done < <(awk 'NR == FNR { if ($1 in d) d[$1] = d[$1] "," $2; else d[$1] = $2; next }
                   ($1 in d) && index("," d[$1] ",", "," $3 ",") == 0 { print $1, $2, $3, d[$1] }' \
         "$defs" <(sort -u "$undefs"))
     rm -f "$defs" "$undefs"
