@@ -39,7 +39,7 @@ static void setup_devs(void)
     d->v2[0][2] = 0;
     assert_int_equal(inet_pton(AF_INET6, "::ffff:10.9.0.8", d->gid[0][3].raw), 1);
     d->v2[0][3] = 1;
-    vlib_set(&fk_lib);
+    vb_ibv_set(&fk_lib);
 }
 
 static int setup(void **st)
@@ -51,7 +51,7 @@ static int setup(void **st)
 
 static int teardown(void **st)
 {
-    vlib_set(NULL);
+    vb_ibv_set(NULL);
     unsetenv("NCCL_JACCL_HCA");
     unsetenv("NCCL_JACCL_GID_INDEX");
     unsetenv("NCCL_JACCL_FABRIC");

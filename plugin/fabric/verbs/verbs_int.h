@@ -57,7 +57,7 @@ struct vb_dev *vb_dev_get(int dev);
 
 /* GID choice for one port: NCCL_JACCL_GID_INDEX when >= 0, else the best entry by content
  * (RoCE v2 IPv4-mapped > IPv4-mapped > RoCE v2 global IPv6). Returns the index, or -1. */
-int vb_gid_choose(const struct vlib *L, struct ibv_context *ctx, int port, int table_len,
+int vb_gid_choose(const struct vb_ibv *ibv, struct ibv_context *ctx, int port, int table_len,
                   int forced, union ibv_gid *out);
 /* 1 if gid is ::ffff:a.b.c.d (then *out is that IPv4 address, port 0), else 0. */
 int vb_gid_ipv4(const union ibv_gid *gid, union jaccl_sockaddr *out);
@@ -83,7 +83,7 @@ struct fab_mr {
 
 struct fab_domain {
     struct vb_dev *dev;
-    const struct vlib *L;
+    const struct vb_ibv *ibv;
     struct ibv_context *ctx;
     struct ibv_pd *pd;
     struct ibv_comp_channel *chan;
@@ -142,7 +142,7 @@ struct vb_side { /* side-channel socket after ep_connect (verbs_side.c) */
 struct fab_ep {
     uint64_t id;
     struct fab_domain *dom;
-    const struct vlib *L;
+    const struct vb_ibv *ibv;
     struct fab_cq *cq;
     int nlanes, max_send_wr, max_recv_wr;
     uint64_t liveness_ns;
