@@ -54,8 +54,13 @@ INTERNAL := $(BUILD)/libjaccl-internal.a
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
-# The multi-process harness, compiled once and linked into every mp test, tool and rdma_p2p.
-MP_COMMON := $(wildcard tests/mp/common/*.c)
+# What unit tests share, linked from an archive so each takes only what it calls: the narrow
+# formats' reference (kern_ref.c) and jaccl-info with its main renamed (test_info_verbs).
+UNIT_LIB := $(BUILD)/tests/libunit.a
+UNIT_LIB_OBJ := $(BUILD)/obj/tests/unit/kern_ref.o $(BUILD)/obj/tools/jaccl-info-main.o
+# The multi-process harness (harness/: the p2p ranks, checks and pumps, and the CollNet helpers),
+# compiled once and linked into every mp test, tool and rdma_p2p; nothing else from tests/.
+MP_COMMON := $(wildcard harness/*.c)
 MP_COMMON_OBJ := $(MP_COMMON:%.c=$(BUILD)/obj/%.o)
 MP_SRC := $(wildcard tests/mp/*.c)
 MP_BIN := $(MP_SRC:tests/mp/%.c=$(BUILD)/tests/mp_%)
@@ -108,16 +113,25 @@ $(INTERNAL): $(PLUGIN_OBJ)
 tests: $(UNIT_BIN) $(MP_BIN) $(LIB) $(BUILD)/jaccl-info
 
 $(UNIT_BIN): | $(BUILD)/.deps-tests $(VERSION_H)
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(INTERNAL)
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(UNIT_LIB) $(INTERNAL)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/unit $< -o $@ $(INTERNAL) -lcmocka $(LDSAN) $(LDLIBS)
+	$(CC) $(CFLAGS) -Itests/unit $< -o $@ $(UNIT_LIB) $(INTERNAL) -lcmocka $(LDSAN) $(LDLIBS)
 
-$(MP_COMMON_OBJ): CFLAGS += -Itests/mp
+$(BUILD)/obj/tools/jaccl-info-main.o: tools/jaccl-info.c | $(BUILD)/.deps-lib $(VERSION_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Dmain=jaccl_info_main -c $< -o $@
+
+$(UNIT_LIB): $(UNIT_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	ar rcs $@ $(UNIT_LIB_OBJ)
+
+$(MP_COMMON_OBJ): CFLAGS += -Iharness
 
 # One program from its own .c and the harness objects (-MMD writes $@.d beside it).
 define LINK_MP
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/mp $< $(MP_COMMON_OBJ) -o $@ $(INTERNAL) $(LDSAN) $(LDLIBS)
+	$(CC) $(CFLAGS) -Iharness $< $(MP_COMMON_OBJ) -o $@ $(INTERNAL) $(LDSAN) $(LDLIBS)
 endef
 
 $(BUILD)/tests/mp_%: tests/mp/%.c $(MP_COMMON_OBJ) $(INTERNAL)
@@ -284,14 +298,14 @@ test-deb: deb $(BUILD)/demo
 # ---- end of install, uninstall, Debian package ----
 
 format:
-	clang-format -i $$(find plugin include tests tools -name '*.[ch]')
+	clang-format -i $$(find plugin include harness tests tools -name '*.[ch]')
 
 format-check:
-	clang-format --dry-run --Werror $$(find plugin include tests tools -name '*.[ch]')
+	clang-format --dry-run --Werror $$(find plugin include harness tests tools -name '*.[ch]')
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz
 
 # Header dependencies recorded by -MMD: objects, and the programs compiled from one .c each.
--include $(PLUGIN_OBJ:.o=.d) $(MP_COMMON_OBJ:.o=.d) \
+-include $(PLUGIN_OBJ:.o=.d) $(MP_COMMON_OBJ:.o=.d) $(UNIT_LIB_OBJ:.o=.d) \
          $(addsuffix .d,$(UNIT_BIN) $(MP_BIN) $(TOOL_BIN) $(RDMA_BIN) $(FUZZ_BIN) $(BUILD)/fuzz/gen_seeds)

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "common/mp.h"
-#include "common/mp_perf.h"
+#include "mp.h"
+#include "mp_perf.h"
 
 #define WINDOW  4
 #define CHECKED 4 /* messages per size in the checked pass */

@@ -30,8 +30,8 @@
 #include <unistd.h>
 
 #include "coll_harness.h"
-#include "common/mp_host.h"
-#include "common/mp_perf.h"
+#include "mp_host.h"
+#include "mp_perf.h"
 
 #define MAX_WINDOW 64
 #define V_TIME     0 /* per-rank value: seconds per operation */

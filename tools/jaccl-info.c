@@ -458,8 +458,8 @@ static int port_used(const struct fabric_view *fv, const char *ibname, int port)
 }
 
 /* Why the scan in verbs_dev.c passed this port over, in the order it checks. */
-static void port_reason(const struct vlib *L, struct ibv_context *ctx, const char *name, int port,
-                        const struct ibv_port_attr *pa, char *buf, size_t len)
+static void port_reason(const struct vb_ibv *ibv, struct ibv_context *ctx, const char *name,
+                        int port, const struct ibv_port_attr *pa, char *buf, size_t len)
 {
     struct jaccl_iflist hca;
     int forced = (int)jaccl_param_int(JP_GID_INDEX);
@@ -477,16 +477,16 @@ static void port_reason(const struct vlib *L, struct ibv_context *ctx, const cha
              !jaccl_iflist_match(&hca, name, port))
         snprintf(buf, len, "not selected by NCCL_JACCL_HCA='%s'", jaccl_param_str(JP_HCA));
     else if (pa->link_layer == IBV_LINK_LAYER_ETHERNET && forced >= 0 &&
-             vb_gid_choose(L, ctx, port, pa->gid_tbl_len, forced, &g) < 0)
+             vb_gid_choose(ibv, ctx, port, pa->gid_tbl_len, forced, &g) < 0)
         snprintf(buf, len, "no usable GID at NCCL_JACCL_GID_INDEX=%d", forced);
     else if (pa->link_layer == IBV_LINK_LAYER_ETHERNET &&
-             vb_gid_choose(L, ctx, port, pa->gid_tbl_len, forced, &g) < 0)
+             vb_gid_choose(ibv, ctx, port, pa->gid_tbl_len, forced, &g) < 0)
         snprintf(buf, len, "no usable RoCE GID (IPv4-mapped, or RoCE v2 global IPv6)");
     else
         snprintf(buf, len, "the verbs fabric was not chosen (%s)", jaccl_fabric_why());
 }
 
-static void gids_section(const struct vlib *L, struct ibv_context *ctx, int port,
+static void gids_section(const struct vb_ibv *ibv, struct ibv_context *ctx, int port,
                          const struct ibv_port_attr *pa, int used_gid)
 {
     o_open("gids", '[');
@@ -496,9 +496,9 @@ static void gids_section(const struct vlib *L, struct ibv_context *ctx, int port
         char s[INET6_ADDRSTRLEN];
         int v2;
 
-        if (L->query_gid(ctx, (uint8_t)port, i, &g) != 0 || memcmp(g.raw, zero, 16) == 0)
+        if (ibv->query_gid(ctx, (uint8_t)port, i, &g) != 0 || memcmp(g.raw, zero, 16) == 0)
             continue;
-        v2 = L->gid_is_v2(ctx, (uint8_t)port, i);
+        v2 = ibv->gid_is_v2(ctx, (uint8_t)port, i);
         inet_ntop(AF_INET6, g.raw, s, sizeof(s));
         o_open(NULL, '{');
         o_int("index", i);
@@ -513,8 +513,8 @@ static void gids_section(const struct vlib *L, struct ibv_context *ctx, int port
     o_close(']');
 }
 
-static void port_section(const struct vlib *L, struct ibv_context *ctx, const char *name, int port,
-                         const struct fabric_view *fv)
+static void port_section(const struct vb_ibv *ibv, struct ibv_context *ctx, const char *name,
+                         int port, const struct fabric_view *fv)
 {
     struct ibv_port_attr pa;
     int dev;
@@ -522,7 +522,7 @@ static void port_section(const struct vlib *L, struct ibv_context *ctx, const ch
 
     o_open(NULL, '{');
     o_int("port", port);
-    if (L->query_port(ctx, (uint8_t)port, &pa) != 0) {
+    if (ibv->query_port(ctx, (uint8_t)port, &pa) != 0) {
         o_str("error", "query_port failed");
         o_close('}');
         return;
@@ -536,56 +536,56 @@ static void port_section(const struct vlib *L, struct ibv_context *ctx, const ch
     if (dev >= 0) {
         o_int("jaccl_device", dev);
     } else {
-        port_reason(L, ctx, name, port, &pa, why, sizeof(why));
+        port_reason(ibv, ctx, name, port, &pa, why, sizeof(why));
         o_str("reason", why);
     }
-    gids_section(L, ctx, port, &pa, dev >= 0 ? vb_dev_get(dev)->gid_index : -1);
+    gids_section(ibv, ctx, port, &pa, dev >= 0 ? vb_dev_get(dev)->gid_index : -1);
     o_close('}');
 }
 
-static void rdma_device(const struct vlib *L, struct ibv_device *ibdev,
+static void rdma_device(const struct vb_ibv *ibv, struct ibv_device *ibdev,
                         const struct fabric_view *fv)
 {
-    const char *name = L->get_device_name(ibdev);
-    struct ibv_context *ctx = L->open_device(ibdev);
+    const char *name = ibv->get_device_name(ibdev);
+    struct ibv_context *ctx = ibv->open_device(ibdev);
     struct ibv_device_attr da;
 
     o_open(NULL, '{');
     o_str("name", name);
-    if (!ctx || L->query_device(ctx, &da) != 0) {
+    if (!ctx || ibv->query_device(ctx, &da) != 0) {
         o_str("error", ctx ? "query_device failed" : "cannot open the device");
     } else {
         o_open("ports", '[');
         for (int p = 1; p <= da.phys_port_cnt; p++)
-            port_section(L, ctx, name, p, fv);
+            port_section(ibv, ctx, name, p, fv);
         o_close(']');
     }
     if (ctx)
-        L->close_device(ctx);
+        ibv->close_device(ctx);
     o_close('}');
 }
 
 static void rdma_section(const struct fabric_view *fv)
 {
     const char *why = NULL;
-    const struct vlib *L = vlib_get(&why);
+    const struct vb_ibv *ibv = vb_ibv_get(&why);
     struct ibv_device **list = NULL;
     int n = 0;
 
     o_open("rdma", '{');
-    o_bool("libibverbs", L != NULL);
-    if (L)
-        list = L->get_device_list(&n);
-    if (!L)
+    o_bool("libibverbs", ibv != NULL);
+    if (ibv)
+        list = ibv->get_device_list(&n);
+    if (!ibv)
         o_str("note", why);
     else if (!list || n <= 0)
         o_str("note", "no RDMA device");
     o_open("devices", '[');
     for (int i = 0; list && i < n; i++)
-        rdma_device(L, list[i], fv);
+        rdma_device(ibv, list[i], fv);
     o_close(']');
     if (list)
-        L->free_device_list(list);
+        ibv->free_device_list(list);
     o_close('}');
 }
 
@@ -713,6 +713,9 @@ static void fabric_collect(struct fabric_view *fv, void **ctx)
     for (int i = 0; i < fv->ndev; i++)
         fv->have_addr[i] = jaccl_dev_addr(i, &fv->addr[i]) == 0;
 }
+
+/* Declared so that the unit test can build this file with main renamed (-Dmain=...). */
+int main(int argc, char **argv);
 
 int main(int argc, char **argv)
 {

@@ -25,10 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/mp.h"
-#include "common/mp_host.h"
-#include "common/mp_perf.h"
-#include "common/mp_pump.h"
+#include "mp.h"
+#include "mp_host.h"
+#include "mp_perf.h"
+#include "mp_pump.h"
 
 #define RATIO_FROM  (4u << 20) /* the 90 % target applies from here up */
 #define MAX_STAGING (16u << 20)

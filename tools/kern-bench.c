@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "algo/kern_reduce.h"
-#include "common/mp_perf.h"
-#include "common/mp_util.h"
+#include "mp_perf.h"
+#include "mp_util.h"
 
 #define MAX_BYTES (64u << 20)
 

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* float and double reduction kernels: plain IEEE sum/prod, NCCL-style max/min. */
-#define JACCL_KERN_INTERNAL
-#include "algo/kern_reduce.h"
+#include "algo/kern_impl.h"
 
 JK_INLINE uint64_t jk_d2u(double d)
 {

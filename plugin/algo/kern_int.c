@@ -5,8 +5,7 @@
  * two's complement makes the bits identical for signed inputs, and unsigned
  * overflow is defined where signed overflow is not. Max and min need signedness.
  */
-#define JACCL_KERN_INTERNAL
-#include "algo/kern_reduce.h"
+#include "algo/kern_impl.h"
 
 #define JK_ADD(x, y) ((x) + (y))
 #define JK_MUL(x, y) ((x) * (y))

@@ -6,8 +6,7 @@
  * branch-free selects, so compilers vectorise them (SSE2, NEON); on x86-64 CPUs
  * with AVX2 kern_x86.c replaces these with F16C-based kernels.
  */
-#define JACCL_KERN_INTERNAL
-#include "algo/kern_reduce.h"
+#include "algo/kern_impl.h"
 
 #define JK_NARROW_TYPE(T, ST)                \
     JK_DEFINE(k_sum_##T, , ST, jk_sum_##T)   \

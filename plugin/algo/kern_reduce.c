@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Reduction kernel dispatch: names, sizes, and the choice between the portable
  * and the AVX2 build of each kernel family. */
-#define JACCL_KERN_INTERNAL
-#include "algo/kern_reduce.h"
+#include "algo/kern_impl.h"
 
 #if defined(JK_AVX2_ATTR)
 #include <cpuid.h>

@@ -14,8 +14,7 @@
  * Each block of 16 loads both operands before storing, so dst may alias a or b exactly;
  * the tail uses the scalar ops of kern_reduce.h, which give the same bits.
  */
-#define JACCL_KERN_INTERNAL
-#include "algo/kern_reduce.h"
+#include "algo/kern_impl.h"
 
 #if defined(JK_AVX2_ATTR)
 #include <immintrin.h>

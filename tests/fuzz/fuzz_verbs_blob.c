@@ -3,7 +3,9 @@
  * three bytes for the local lane count, QP type and link layer, then the blob. An accepted blob
  * must match the local endpoint and give ep_connect values it can use as they are: an MTU the
  * segment size (128 << mtu) is defined for, and a bounded table of advertised RECVs per lane. */
-#include "fabric/verbs/verbs_int.h"
+#include <infiniband/verbs.h> /* the blob carries ibverbs enum values */
+
+#include "fabric/verbs/verbs_wire.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -2,7 +2,7 @@
 /* libFuzzer: the verbs back end's side-channel frames. Input: one byte for the endpoint's lane
  * count, then a stream of 24-byte frames as the socket delivers them. A frame that is accepted
  * is of a known type and names an existing lane whenever it is about one. */
-#include "fabric/verbs/verbs_int.h"
+#include "fabric/verbs/verbs_wire.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

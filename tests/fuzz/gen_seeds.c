@@ -10,11 +10,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <infiniband/verbs.h> /* the verbs blob carries ibverbs enum values */
+
 #include "core/coll.h"
 #include "core/handle.h"
 #include "core/p2p.h"
 #include "fabric/tcp/tcp_wire.h"
-#include "fabric/verbs/verbs_int.h"
+#include "fabric/verbs/verbs_wire.h"
 
 static const char *g_dir;
 

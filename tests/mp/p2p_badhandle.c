@@ -18,7 +18,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "common/mp.h"
+#include "mp.h"
 /* Only to forge a connection that is right in every respect but the secret. */
 #include "core/conn_wire.h"
 #include "core/handle.h"

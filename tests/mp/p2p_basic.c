@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/mp.h"
+#include "mp.h"
 
 #define MAX_SIZE (64u << 20)
 /* A non-blocking call that takes this long has blocked (generous: the box may be loaded). */

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/mp.h"
+#include "mp.h"
 
 #define MSG     (16u << 20)
 #define NMSG    8

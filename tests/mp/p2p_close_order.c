@@ -11,7 +11,7 @@
  * Arguments: scenario indices (0: v11 one pair, 1: v11 two pairs, 2: v8 one pair). */
 #include <stdio.h>
 
-#include "common/mp.h"
+#include "mp.h"
 
 #define COUNT   96
 #define WINDOW  32

@@ -10,7 +10,7 @@
  *     exchange's send fill this exchange's receive (the fault matrix's "byte 0 wrong"). */
 #include <string.h>
 
-#include "common/mp.h"
+#include "mp.h"
 
 #define BYTES   (8u << 20) /* two lanes of 4 MiB, as in the fault matrix */
 #define FL_XCHG 0          /* rank 0: exchanges it has finished */

@@ -8,7 +8,7 @@
  *   - test() reports each exact size. */
 #include <stdio.h>
 
-#include "common/mp.h"
+#include "mp.h"
 
 #define COUNT      400
 #define MAX_MSG    ((1u << 20) + 5)

@@ -8,7 +8,7 @@
  *     rank 0 closes: the failed comm closed its connection. */
 #include <stdio.h>
 
-#include "common/mp.h"
+#include "mp.h"
 
 #define LEN 4096
 

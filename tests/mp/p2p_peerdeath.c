@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/mp.h"
+#include "mp.h"
 
 #define MSG     (64u << 20)
 #define WINDOW  2

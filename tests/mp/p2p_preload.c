@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/mp.h"
+#include "mp.h"
 
 #define COUNT  300
 #define WINDOW 100

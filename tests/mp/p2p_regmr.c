@@ -7,7 +7,7 @@
  *     keeps working; registering device memory (NCCL_PTR_CUDA) is refused, not crashed on. */
 #include <string.h>
 
-#include "common/mp.h"
+#include "mp.h"
 
 #define TOTAL ((1u << 20) + 12288 + 13)
 

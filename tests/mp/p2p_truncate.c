@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/mp.h"
+#include "mp.h"
 
 struct tcase {
     size_t cap, send;

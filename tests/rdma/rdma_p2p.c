@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/mp.h"
-#include "common/mp_perf.h"
+#include "mp.h"
+#include "mp_perf.h"
 
 #define MAX_SIZE (4u << 20)
 #define STRIDE   (MAX_SIZE + 4096)

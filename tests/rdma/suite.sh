@@ -31,7 +31,7 @@ export NCCL_JACCL_FABRIC=verbs
 # The shared suites default to a 3 s liveness deadline; two emulated CPUs running up to 8
 # ranks, their threads and the soft-RoCE kernel work can stall longer than that.
 export NCCL_JACCL_TIMEOUT=${NCCL_JACCL_TIMEOUT:-20}
-# The tests' own deadlines, stretched for a slow machine (tests/mp/common/mp_util.h).
+# The tests' own deadlines, stretched for a slow machine (harness/mp_util.h).
 export JACCL_TEST_SLOW=${JACCL_TEST_SLOW:-3}
 for r in 0 1 2 3 4 5 6 7; do
     export "JACCL_TEST_RANK_ENV_$r=NCCL_JACCL_HCA==rxe$((r % 2))"

@@ -64,14 +64,14 @@ static int setup(void **state)
     unsetenv("NCCL_JACCL_COLL_ENABLE");
     unsetenv("NCCL_COLLNET_ENABLE");
     fk_reset();
-    vlib_set(&fk_lib);
+    vb_ibv_set(&fk_lib);
     jaccl_param_reset();
     return 0;
 }
 
 static int teardown(void **state)
 {
-    vlib_set(NULL);
+    vb_ibv_set(NULL);
     jaccl_log_set(NULL);
     return 0;
 }

@@ -2,20 +2,21 @@
 /* jaccl-info's RDMA view over fake verbs (this machine has no RDMA device): which port it marks
  * used and with which GID, the reason it gives for every port passed over (down, outside
  * NCCL_JACCL_HCA, no GID at NCCL_JACCL_GID_INDEX, NCCL_JACCL_FABRIC=tcp), and the fabric reason.
- * The tool's source is compiled in with its main renamed; its --json output is checked. */
+ * The tool is linked in with its main renamed (the Makefile builds tools/jaccl-info.c with
+ * -Dmain=jaccl_info_main); its --json output is checked. */
 int jaccl_info_main(int argc, char **argv);
-#define main jaccl_info_main
-#include "../../tools/jaccl-info.c"
-#undef main
 
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "util/param.h"
 #include "verbs_fake.h"
 
 static char g_out[1 << 17];
@@ -38,7 +39,7 @@ static void setup_devs(void)
     d->v2[0][2] = 0;
     assert_int_equal(inet_pton(AF_INET6, "::ffff:10.9.0.8", d->gid[0][3].raw), 1);
     d->v2[0][3] = 1;
-    vlib_set(&fk_lib);
+    vb_ibv_set(&fk_lib);
 }
 
 static int setup(void **st)
@@ -50,7 +51,7 @@ static int setup(void **st)
 
 static int teardown(void **st)
 {
-    vlib_set(NULL);
+    vb_ibv_set(NULL);
     unsetenv("NCCL_JACCL_HCA");
     unsetenv("NCCL_JACCL_GID_INDEX");
     unsetenv("NCCL_JACCL_FABRIC");

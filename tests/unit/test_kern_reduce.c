@@ -6,12 +6,16 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
-#define TEST_KERN_REF_ONLY
-#include "test_kern_cvt.c" /* the conversion reference: ref_decode, ref_cvt */
+#include "algo/kern_impl.h"
+#include "kern_ref.h" /* the conversion reference: ref_decode, ref_cvt */
 
 #define MAXSZ  8
 #define CANARY 0xa5

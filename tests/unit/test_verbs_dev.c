@@ -39,7 +39,7 @@ static void setup_devs(void)
     d->v2[0][2] = 0;
     set_gid(&d->gid[0][3], "::ffff:10.9.0.8"); /* IPv4, RoCE v2: the one */
     d->v2[0][3] = 1;
-    vlib_set(&fk_lib);
+    vb_ibv_set(&fk_lib);
 }
 
 static int init_with(const char *hca, const char *gid_index)
@@ -59,7 +59,7 @@ static int init_with(const char *hca, const char *gid_index)
 static int teardown(void **st)
 {
     fab_verbs_ops.fini();
-    vlib_set(NULL);
+    vb_ibv_set(NULL);
     unsetenv("NCCL_JACCL_HCA");
     unsetenv("NCCL_JACCL_GID_INDEX");
     unsetenv("NCCL_JACCL_SOCKET_IFNAME");
@@ -102,7 +102,7 @@ static void test_hca_filter_syntax(void **st)
 static void test_none_listed(void **st)
 {
     fk_reset();
-    vlib_set(&fk_lib);
+    vb_ibv_set(&fk_lib);
     assert_int_equal(init_with(NULL, NULL), 0);
     assert_int_equal(fab_verbs_devices_listed(), 0);
     assert_string_equal(fab_verbs_why_none(), "no RDMA device");

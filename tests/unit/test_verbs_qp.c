@@ -47,7 +47,7 @@ static int setup_type(const char *qp_type)
 
     fk_reset();
     fk_add_dev("rxe0", 1);
-    vlib_set(&fk_lib);
+    vb_ibv_set(&fk_lib);
     setenv("NCCL_JACCL_QP_TYPE", qp_type, 1);
     jaccl_param_reset();
     assert_int_equal(fab_verbs_ops.init(), 1);
@@ -87,7 +87,7 @@ static int teardown(void **st)
     fab_verbs_ops.cq_destroy(F.cq);
     fab_verbs_ops.domain_close(F.dom);
     fab_verbs_ops.fini();
-    vlib_set(NULL);
+    vb_ibv_set(NULL);
     unsetenv("NCCL_JACCL_QP_TYPE");
     jaccl_param_reset();
     g_tclass = g_sl = 0;

@@ -26,12 +26,12 @@ static struct fab_ep *mk_ep(int nlanes, int qp_type)
     fk_reset();
     snprintf(g_vdev.info.name, sizeof(g_vdev.info.name), "fake0:1");
     g_dom.dev = &g_vdev;
-    g_dom.L = &fk_lib;
+    g_dom.ibv = &fk_lib;
     g_dom.epfd = -1;
     g_mr = (struct fab_mr){
             .dom = &g_dom, .addr = g_buf, .len = sizeof(g_buf), .lkey = 7, .rkey = 9};
     ep->dom = &g_dom;
-    ep->L = &fk_lib;
+    ep->ibv = &fk_lib;
     assert_int_equal(fab_swcq_create(&g_dom, 64, &ep->cq), 0);
     ep->nlanes = nlanes;
     ep->max_send_wr = ep->max_recv_wr = 16;

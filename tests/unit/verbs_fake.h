@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Fake verbs for the verbs back end's unit tests: a struct vlib whose entries act on in-memory
+/* Fake verbs for the verbs back end's unit tests: a struct vb_ibv whose entries act on in-memory
  * devices, ports and GID tables, record every QP transition and posted work request, and hand
  * back the CQEs a test queued. Included by the test_verbs_*.c files (each test is one file). */
 #ifndef TEST_VERBS_FAKE_H
@@ -283,7 +283,7 @@ static int fk_req_notify_cq(struct ibv_cq *cq, int solicited)
     return 0;
 }
 
-static const struct vlib fk_lib __attribute__((unused)) = {
+static const struct vb_ibv fk_lib __attribute__((unused)) = {
         .get_device_list = fk_get_device_list,
         .free_device_list = fk_free_device_list,
         .get_device_name = fk_get_device_name,

@@ -21,7 +21,7 @@ static struct vb_dev g_dev[VB_MAX_DEVS];
 static int g_ndev;
 static int g_listed; /* devices libibverbs reported at the last init, usable or not */
 static struct ibv_device **g_list;
-static const struct vlib *g_L;
+static const struct vb_ibv *g_ibv;
 static const char *g_why = "init() was not called";
 
 struct vb_dev *vb_dev_get(int dev)
@@ -52,7 +52,7 @@ static void dev_find_addr(struct vb_dev *d, struct ibv_context *ctx)
     }
     nd[0] = '\0';
     if (d->gid_index >= 0)
-        g_L->gid_netdev(ctx, (uint8_t)d->port, d->gid_index, nd, sizeof(nd));
+        g_ibv->gid_netdev(ctx, (uint8_t)d->port, d->gid_index, nd, sizeof(nd));
     snprintf(spec, sizeof(spec), "=%s", nd);
     if ((nd[0] && jaccl_find_interfaces(spec, 0, &ifa, 1) == 1) ||
         jaccl_find_interfaces(jaccl_param_str(JP_SOCKET_IFNAME), 0, &ifa, 1) == 1) {
@@ -69,7 +69,7 @@ static int dev_fill(struct vb_dev *d, struct ibv_device *ibdev, struct ibv_conte
 
     memset(d, 0, sizeof(*d));
     d->ibdev = ibdev;
-    snprintf(d->ibname, sizeof(d->ibname), "%s", g_L->get_device_name(ibdev));
+    snprintf(d->ibname, sizeof(d->ibname), "%s", g_ibv->get_device_name(ibdev));
     d->port = port;
     d->link_layer = pa->link_layer == IBV_LINK_LAYER_ETHERNET ? IBV_LINK_LAYER_ETHERNET
                                                               : IBV_LINK_LAYER_INFINIBAND;
@@ -77,7 +77,7 @@ static int dev_fill(struct vb_dev *d, struct ibv_device *ibdev, struct ibv_conte
     d->active_mtu = pa->active_mtu;
     d->soft_roce = da->vendor_id == VB_RXE_VENDOR || strncmp(d->ibname, "rxe", 3) == 0;
     d->gid_index = vb_gid_choose(
-            g_L, ctx, port, pa->gid_tbl_len,
+            g_ibv, ctx, port, pa->gid_tbl_len,
             d->link_layer == IBV_LINK_LAYER_INFINIBAND && forced < 0 ? 0 : forced, &d->gid);
     if (d->gid_index < 0 && d->link_layer == IBV_LINK_LAYER_ETHERNET) {
         JINFO(NCCL_INIT | NCCL_NET, "verbs fabric: %s:%d has no usable RoCE GID%s, skipped",
@@ -85,7 +85,7 @@ static int dev_fill(struct vb_dev *d, struct ibv_device *ibdev, struct ibv_conte
         return -1;
     }
     dev_find_addr(d, ctx);
-    snprintf(d->info.name, sizeof(d->info.name), "%.48s:%d", g_L->get_device_name(ibdev), port);
+    snprintf(d->info.name, sizeof(d->info.name), "%.48s:%d", g_ibv->get_device_name(ibdev), port);
     snprintf(path, sizeof(path), "%s/device", ibdev->ibdev_path);
     d->info.pci_path = realpath(path, NULL); /* NULL for soft devices such as rxe */
     d->info.guid = da->sys_image_guid;
@@ -98,19 +98,19 @@ static int dev_fill(struct vb_dev *d, struct ibv_device *ibdev, struct ibv_conte
 
 static void dev_scan_one(struct ibv_device *ibdev, const struct jaccl_iflist *hca, int *active)
 {
-    struct ibv_context *ctx = g_L->open_device(ibdev);
+    struct ibv_context *ctx = g_ibv->open_device(ibdev);
     struct ibv_device_attr da;
-    const char *name = g_L->get_device_name(ibdev);
+    const char *name = g_ibv->get_device_name(ibdev);
 
     if (!ctx) {
         JINFO(NCCL_INIT | NCCL_NET, "verbs fabric: cannot open %s, skipped", name);
         return;
     }
-    if (g_L->query_device(ctx, &da) == 0) {
+    if (g_ibv->query_device(ctx, &da) == 0) {
         for (int p = 1; p <= da.phys_port_cnt && g_ndev < VB_MAX_DEVS; p++) {
             struct ibv_port_attr pa;
 
-            if (g_L->query_port(ctx, (uint8_t)p, &pa) != 0 || pa.state != IBV_PORT_ACTIVE)
+            if (g_ibv->query_port(ctx, (uint8_t)p, &pa) != 0 || pa.state != IBV_PORT_ACTIVE)
                 continue;
             if (pa.link_layer != IBV_LINK_LAYER_ETHERNET &&
                 pa.link_layer != IBV_LINK_LAYER_INFINIBAND &&
@@ -123,7 +123,7 @@ static void dev_scan_one(struct ibv_device *ibdev, const struct jaccl_iflist *hc
                 g_ndev++;
         }
     }
-    g_L->close_device(ctx);
+    g_ibv->close_device(ctx);
 }
 
 static void dev_log(void)
@@ -158,7 +158,7 @@ static void dev_scan(void)
         g_why = "NCCL_JACCL_HCA is malformed";
         return;
     }
-    g_list = g_L->get_device_list(&n);
+    g_list = g_ibv->get_device_list(&n);
     if (!g_list || n <= 0) {
         g_why = "no RDMA device";
         return;
@@ -177,8 +177,8 @@ int fab_verbs_init(void)
 
     fab_verbs_fini();
     g_listed = 0;
-    g_L = vlib_get(&why);
-    if (!g_L) {
+    g_ibv = vb_ibv_get(&why);
+    if (!g_ibv) {
         g_why = why ? why : "libibverbs could not be loaded";
         return 0;
     }
@@ -215,7 +215,7 @@ void fab_verbs_fini(void)
         g_dev[i].info.pci_path = NULL;
     }
     g_ndev = 0;
-    if (g_list && g_L)
-        g_L->free_device_list(g_list);
+    if (g_list && g_ibv)
+        g_ibv->free_device_list(g_list);
     g_list = NULL; /* g_why stays: the fallback INFO line reads it after fini */
 }

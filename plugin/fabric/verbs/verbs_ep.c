@@ -57,17 +57,17 @@ static int lane_init(struct fab_ep *ep, struct vb_lane *l, int idx)
 
 static void ep_free(struct fab_ep *ep)
 {
-    const struct vlib *L = ep->L;
+    const struct vb_ibv *ibv = ep->ibv;
 
     for (int i = 0; i < ep->nlanes; i++) {
         if (ep->lane[i].qp)
-            L->destroy_qp(ep->lane[i].qp);
+            ibv->destroy_qp(ep->lane[i].qp);
         free(ep->lane[i].rq);
         free(ep->lane[i].mq);
         free(ep->lane[i].adv);
     }
     if (ep->hcq)
-        L->destroy_cq(ep->hcq);
+        ibv->destroy_cq(ep->hcq);
     fab_sock_close_drained(ep->side.fd);
     free(ep->side.out);
     pthread_mutex_destroy(&ep->mu);
@@ -82,7 +82,7 @@ static struct fab_ep *ep_alloc(struct fab_domain *dom, struct fab_cq *cq,
     if (!ep)
         return NULL;
     ep->dom = dom;
-    ep->L = dom->L;
+    ep->ibv = dom->ibv;
     ep->cq = cq;
     ep->nlanes = attr->nlanes;
     ep->max_send_wr = attr->max_send_wr;
@@ -104,8 +104,8 @@ static int ep_build(struct fab_ep *ep)
     int cqe = ep->nlanes * (VB_HW_SQ + VB_HW_RQ + 32);
     int rc;
 
-    ep->hcq = ep->L->create_cq(ep->dom->ctx, cqe, (void *)(uintptr_t)ep->id, ep->dom->chan, 0);
-    if (!ep->hcq || ep->L->req_notify_cq(ep->hcq, 0) != 0) {
+    ep->hcq = ep->ibv->create_cq(ep->dom->ctx, cqe, (void *)(uintptr_t)ep->id, ep->dom->chan, 0);
+    if (!ep->hcq || ep->ibv->req_notify_cq(ep->hcq, 0) != 0) {
         JWARN("verbs fabric: creating a %d-entry CQ on %s failed", cqe, ep->dom->dev->info.name);
         return -ENOMEM;
     }

@@ -69,7 +69,7 @@ static void stop_hardware(struct fab_ep *ep)
     a.qp_state = IBV_QPS_ERR;
     for (int i = 0; i < ep->nlanes; i++)
         if (ep->lane[i].qp)
-            ep->L->modify_qp(ep->lane[i].qp, &a, IBV_QP_STATE);
+            ep->ibv->modify_qp(ep->lane[i].qp, &a, IBV_QP_STATE);
     if (ep->side.fd >= 0) {
         epoll_ctl(ep->dom->epfd, EPOLL_CTL_DEL, ep->side.fd, NULL);
         shutdown(ep->side.fd, SHUT_RDWR);

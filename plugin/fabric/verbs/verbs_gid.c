@@ -33,27 +33,27 @@ static int gid_link_local(const union ibv_gid *g)
 }
 
 /* 3: RoCE v2 IPv4-mapped, 2: other IPv4-mapped, 1: RoCE v2 routable IPv6, 0: unusable. */
-static int gid_score(const struct vlib *L, struct ibv_context *ctx, int port, int idx,
+static int gid_score(const struct vb_ibv *ibv, struct ibv_context *ctx, int port, int idx,
                      const union ibv_gid *g)
 {
     int v2;
 
     if (gid_zero(g) || gid_link_local(g))
         return 0;
-    v2 = L->gid_is_v2(ctx, (uint8_t)port, idx);
+    v2 = ibv->gid_is_v2(ctx, (uint8_t)port, idx);
     if (vb_gid_ipv4(g, NULL))
         return v2 == 0 ? 2 : 3; /* unknown type: trust the content */
     return v2 == 1 ? 1 : 0;
 }
 
-int vb_gid_choose(const struct vlib *L, struct ibv_context *ctx, int port, int table_len,
+int vb_gid_choose(const struct vb_ibv *ibv, struct ibv_context *ctx, int port, int table_len,
                   int forced, union ibv_gid *out)
 {
     int best = -1, best_score = 0;
     union ibv_gid g;
 
     if (forced >= 0) {
-        if (forced >= table_len || L->query_gid(ctx, (uint8_t)port, forced, &g) != 0 ||
+        if (forced >= table_len || ibv->query_gid(ctx, (uint8_t)port, forced, &g) != 0 ||
             gid_zero(&g))
             return -1;
         *out = g;
@@ -62,9 +62,9 @@ int vb_gid_choose(const struct vlib *L, struct ibv_context *ctx, int port, int t
     for (int i = 0; i < table_len; i++) {
         int s;
 
-        if (L->query_gid(ctx, (uint8_t)port, i, &g) != 0)
+        if (ibv->query_gid(ctx, (uint8_t)port, i, &g) != 0)
             continue;
-        s = gid_score(L, ctx, port, i, &g);
+        s = gid_score(ibv, ctx, port, i, &g);
         if (s > best_score) {
             best_score = s;
             best = i;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Internals of the verbs back end, shared by its files and by its unit tests.
+/* Internals of the verbs back end (devices, domains, endpoints), shared by its files and by its
+ * unit tests.
  *
  * Data path (UC and RC alike): the back end owns every hardware receive (zero-length, they only
  * catch immediates) and turns every caller post into RDMA WRITE-with-immediate segments, each
@@ -9,8 +10,8 @@
  * channel, and the k-th message of a lane consumes the k-th RECV. The receiving
  * back end delivers segments strictly in sequence order and acknowledges them over the TCP side
  * channel; the sender keeps every segment until acknowledged and retransmits go-back-N on a gap
- * (NAK) or a silence (probe). See verbs_rel.c for the protocol and why it never lets a stale
- * copy land on memory that was already handed back to the caller.
+ * (NAK) or a silence (probe). The wire format is verbs_wire.h, the protocol's state and functions
+ * verbs_rel.h; this header has the devices, domains, registrations and endpoints.
  *
  * Locking, in this order only:
  *   dom->mu   endpoint list and the progress thread's epoll set; the thread holds it while it works
@@ -27,58 +28,14 @@
 #include "fabric/fabric.h"
 #include "fabric/swcq.h"
 #include "fabric/verbs/verbs_lib.h"
+#include "fabric/verbs/verbs_rel.h"
+#include "fabric/verbs/verbs_wire.h"
 #include "util/sock.h"
 
-#define VB_MAX_DEVS     32
-#define VB_MAX_MSG      (1u << 30) /* largest caller post */
-#define VB_MAX_RECV     (1u << 16) /* most RECVs per lane an endpoint posts (bounds a peer's) */
-#define VB_SEG_WIN      512 /* unacknowledged segments per lane (< half the sequence space) */
-#define VB_CWND_INIT    32  /* segments in flight before the first loss */
-#define VB_CWND_MIN     2
-#define VB_HW_SQ        256              /* send WRs outstanding on one QP */
-#define VB_HW_BYTES     (512u << 10)     /* bytes outstanding on one QP's send queue */
-#define VB_SIGNAL_EVERY 16               /* one send CQE per this many segments, at least */
-#define VB_HW_RQ        (2 * VB_SEG_WIN) /* zero-length receives kept posted per QP */
-#define VB_SEG_PKTS     16 /* UC segment = this many path-MTU packets (1 towards soft-RoCE) */
-#define VB_ACK_EVERY    8  /* segments delivered before an ACK goes out at once */
-#define VB_ACK_DELAY_NS 1000000ull /* longest an ACK of a message's middle waits */
-/* Retransmission timeout: soft-RoCE under emulation stalls for tens of ms now and then, and a
- * spurious probe throws away everything in flight, so the floor is high. */
-#define VB_RTO_INIT 300000000ull
-#define VB_RTO_MIN  100000000ull
-#define VB_RTO_MAX  3000000000ull
-
-/* ---- immediate data: type:2 | epoch:3 | seq:11 | low 16 bits ----
- * low 16 bits: the caller's immediate on a WRITE_FINAL, VB_SEND_TOO_LONG on a SEND_FINAL,
- * VB_ACK_REQ on a PART segment that fills the sender's window. */
-#define VB_SEND_TOO_LONG 1u
-#define VB_ACK_REQ       2u
-enum vb_seg_type { VB_WRITE_FINAL = 0, VB_WRITE_PART = 1, VB_SEND_FINAL = 2, VB_SEND_PART = 3 };
-/* Receiver's ACK urgency: a message's last segment, a segment that fills the sender's window
- * (VB_ACK_REQ), or VB_ACK_EVERY segments are acknowledged at the end of the drain; other
- * middle segments may wait VB_ACK_DELAY_NS for company. */
-enum { VB_ACK_LATER = 1, VB_ACK_NOW = 2 };
-#define VB_SEQ_BITS   11
-#define VB_SEQ_MASK   ((1u << VB_SEQ_BITS) - 1)
-#define VB_EPOCH_MASK 7u
-
-static inline uint32_t vb_imm_make(enum vb_seg_type t, uint32_t epoch, uint32_t seq, uint32_t lo)
-{
-    return ((uint32_t)t << 30) | ((epoch & VB_EPOCH_MASK) << 27) | ((seq & VB_SEQ_MASK) << 16) |
-           (lo & 0xffffu);
-}
-static inline enum vb_seg_type vb_imm_type(uint32_t imm)
-{
-    return (enum vb_seg_type)(imm >> 30);
-}
-static inline uint32_t vb_imm_epoch(uint32_t imm)
-{
-    return (imm >> 27) & VB_EPOCH_MASK;
-}
-static inline uint32_t vb_imm_seq(uint32_t imm)
-{
-    return (imm >> 16) & VB_SEQ_MASK;
-}
+#define VB_MAX_DEVS 32
+#define VB_MAX_MSG  (1u << 30)       /* largest caller post */
+#define VB_HW_RQ    (2 * VB_SEG_WIN) /* zero-length receives kept posted per QP */
+#define VB_SEG_PKTS 16 /* UC segment = this many path-MTU packets (1 towards soft-RoCE) */
 
 /* ---- devices (verbs_dev.c, verbs_gid.c) ---- */
 struct vb_dev {
@@ -100,7 +57,7 @@ struct vb_dev *vb_dev_get(int dev);
 
 /* GID choice for one port: NCCL_JACCL_GID_INDEX when >= 0, else the best entry by content
  * (RoCE v2 IPv4-mapped > IPv4-mapped > RoCE v2 global IPv6). Returns the index, or -1. */
-int vb_gid_choose(const struct vlib *L, struct ibv_context *ctx, int port, int table_len,
+int vb_gid_choose(const struct vb_ibv *ibv, struct ibv_context *ctx, int port, int table_len,
                   int forced, union ibv_gid *out);
 /* 1 if gid is ::ffff:a.b.c.d (then *out is that IPv4 address, port 0), else 0. */
 int vb_gid_ipv4(const union ibv_gid *gid, union jaccl_sockaddr *out);
@@ -126,7 +83,7 @@ struct fab_mr {
 
 struct fab_domain {
     struct vb_dev *dev;
-    const struct vlib *L;
+    const struct vb_ibv *ibv;
     struct ibv_context *ctx;
     struct ibv_pd *pd;
     struct ibv_comp_channel *chan;
@@ -151,72 +108,6 @@ struct fab_remote_buf fab_verbs_mr_remote(struct fab_mr *mr, struct fab_ep *ep, 
 int vb_mr_check(struct fab_domain *dom, const struct fab_mr *mr, const void *buf, size_t len);
 
 /* ---- endpoints ---- */
-struct vb_rwr { /* a caller's posted RECV */
-    uint64_t wr_id;
-    char *buf;
-    size_t cap;
-};
-
-struct vb_msg { /* a caller's SEND or WRITE_IMM, kept until acknowledged */
-    uint64_t wr_id;
-    int is_send;
-    const char *buf;
-    uint32_t lkey;
-    size_t len;
-    uint64_t raddr;
-    uint32_t rkey;
-    uint16_t imm;
-    int have_dst;      /* SEND: the RECV it consumes is known (raddr, rkey) */
-    int too_long;      /* SEND: longer than that RECV */
-    int hw_refs;       /* copies the hardware may still be reading */
-    int all_segs;      /* its final segment exists */
-    uint32_t last_seq; /* sequence number of that final segment */
-};
-
-struct vb_seg {   /* one WRITE_IMM on the wire */
-    uint32_t msg; /* absolute message index */
-    size_t off;
-    uint32_t len;
-    uint8_t type; /* enum vb_seg_type */
-    uint8_t retx; /* sent more than once (no RTT sample) */
-    uint64_t tx_ns;
-};
-
-struct vb_tx {              /* sender side of a lane (verbs_rel.c) */
-    uint32_t una, snd, nxt; /* oldest unacked, next to (re)transmit, next new */
-    struct vb_seg seg[VB_SEG_WIN];
-    uint32_t high;           /* one past the highest sequence number ever posted */
-    uint32_t cwnd, cwnd_acc; /* congestion window in segments, additive-increase credit */
-    uint32_t ssthresh;
-    uint32_t epoch;
-    int probe_pending;
-    uint32_t retry_seq;
-    int retries;
-    uint64_t last_progress_ns;
-    uint64_t srtt_ns, rttvar_ns;
-    int backoff;
-    uint32_t msg_cur; /* message being cut into segments (absolute) */
-    size_t cur_off;
-    uint32_t hwq[VB_HW_SQ]; /* absolute message index of each posted WR, in order */
-    uint32_t hw_head, hw_n;
-    size_t hw_bytes;
-    uint32_t hw_len[VB_HW_SQ];
-    uint8_t hw_sig[VB_HW_SQ]; /* signaled: its CQE retires it and every WR before it */
-    uint32_t unsignaled;      /* WRs posted since the last signaled one */
-};
-
-struct vb_rx { /* receiver side of a lane */
-    uint32_t expected;
-    int nak_epoch; /* epoch a NAK was sent for since the last delivery, -1 none */
-    uint32_t min_epoch;
-    int ack_due;        /* VB_ACK_LATER or VB_ACK_NOW; 0: nothing to acknowledge */
-    uint32_t unacked;   /* segments delivered since the last ACK */
-    uint64_t ack_by_ns; /* when a VB_ACK_LATER must go out at the latest */
-    int in_msg, is_send;
-    struct vb_rwr cur;
-    uint64_t bytes;
-    int reposts; /* hardware receives to post again */
-};
 
 struct vb_adv { /* a RECV the peer posted, as its back end advertised it */
     uint64_t addr;
@@ -239,26 +130,6 @@ struct vb_lane {
     struct vb_rx rx;
 };
 
-/* What one end sends the other through ep_local_info (all little-endian on the wire; both
- * ends run the same build). */
-#define VB_INFO_MAGIC      0x4a564231u /* "JVB1" */
-#define VB_INFO_ONE_PACKET 1u          /* send me single-packet UC segments only */
-struct vb_info {
-    uint32_t magic;
-    uint8_t qp_type; /* IBV_QPT_UC or IBV_QPT_RC */
-    uint8_t nlanes;
-    uint8_t link_layer;
-    uint8_t mtu;
-    uint16_t lid;
-    uint16_t flags;    /* VB_INFO_* */
-    uint32_t max_recv; /* RECVs it may have posted per lane */
-    uint8_t gid[16];
-    struct {
-        uint32_t qpn;
-        uint32_t psn;
-    } lane[FAB_MAX_LANES];
-};
-
 struct vb_side { /* side-channel socket after ep_connect (verbs_side.c) */
     int fd;
     unsigned char in[240];
@@ -271,7 +142,7 @@ struct vb_side { /* side-channel socket after ep_connect (verbs_side.c) */
 struct fab_ep {
     uint64_t id;
     struct fab_domain *dom;
-    const struct vlib *L;
+    const struct vb_ibv *ibv;
     struct fab_cq *cq;
     int nlanes, max_send_wr, max_recv_wr;
     uint64_t liveness_ns;
@@ -304,17 +175,6 @@ static inline struct vb_msg *vb_msg_at(struct vb_lane *l, uint32_t idx)
     return &l->mq[idx % l->mq_cap];
 }
 
-static inline struct vb_seg *vb_seg_at(struct vb_tx *tx, uint32_t seq)
-{
-    return &tx->seg[seq % VB_SEG_WIN];
-}
-
-/* a - b as a signed distance (sequence numbers wrap at 2^32) */
-static inline int32_t vb_sdiff(uint32_t a, uint32_t b)
-{
-    return (int32_t)(a - b);
-}
-
 /* verbs_ep.c */
 int fab_verbs_side_socks(const struct fab_ep_attr *attr);
 int fab_verbs_ep_create(struct fab_domain *dom, struct fab_cq *cq, const struct fab_ep_attr *attr,
@@ -341,9 +201,6 @@ int vb_qp_rts(struct fab_ep *ep, struct vb_lane *l);
 void vb_info_fill(struct fab_ep *ep, struct vb_info *info);
 /* NULL if the peer's blob fits ours, else why not. */
 const char *vb_info_check(const struct fab_ep *ep, const struct vb_info *peer, size_t len);
-/* The same from the local values alone (a pure function: the fuzz target drives it). */
-const char *vb_info_check_vals(int nlanes, int qp_type, int link_layer, const struct vb_info *peer,
-                               size_t len);
 /* verbs_post.c */
 int fab_verbs_post_recv(struct fab_ep *ep, int lane, void *buf, size_t cap, struct fab_mr *mr,
                         uint64_t wr_id);
@@ -355,49 +212,7 @@ int fab_verbs_post_write_imm(struct fab_ep *ep, int lane, const void *buf, size_
 /* Posts `n` zero-length receives on the lane's QP. */
 int vb_post_hw_recvs(struct fab_ep *ep, struct vb_lane *l, int n);
 
-/* verbs_tx.c (segments, posting, completions) and verbs_rel.c (acknowledgements, loss
- * recovery, the window): the sender side of the protocol, all under ep->mu */
-void vb_tx_init(struct vb_tx *tx, uint64_t now);
-/* Transmits what the window, the hardware queue and the peer's advertised RECVs allow. */
-void vb_tx_pump(struct fab_ep *ep, struct vb_lane *l, uint64_t now);
-void vb_tx_on_send_cqe(struct fab_ep *ep, struct vb_lane *l);
-void vb_tx_on_ack(struct fab_ep *ep, struct vb_lane *l, uint32_t expected, uint64_t now);
-void vb_tx_on_nak(struct fab_ep *ep, struct vb_lane *l, uint32_t expected, uint32_t epoch,
-                  uint64_t now);
-void vb_tx_on_reply(struct fab_ep *ep, struct vb_lane *l, uint32_t expected, uint32_t epoch,
-                    uint64_t now);
-/* Retransmit timer; returns the next time it wants to run (UINT64_MAX: idle). */
-uint64_t vb_tx_timer(struct fab_ep *ep, struct vb_lane *l, uint64_t now);
-/* Sends the lane's due ACK (now: VB_ACK_NOW or past its delay); returns when to look again. */
-uint64_t vb_rx_ack(struct fab_ep *ep, struct vb_lane *l, uint64_t now);
-/* One arrived segment (imm in host order, len = bytes written). */
-void vb_rx_segment(struct fab_ep *ep, struct vb_lane *l, uint32_t imm, uint32_t len);
-void vb_rx_on_probe(struct fab_ep *ep, struct vb_lane *l, uint32_t epoch);
-/* Completes finished caller sends in order. */
-void vb_tx_complete(struct fab_ep *ep, struct vb_lane *l);
-
 /* verbs_side.c: the side channel after ep_connect */
-enum vb_frame_type {
-    VB_F_READY = 1,
-    VB_F_ACK,
-    VB_F_NAK,
-    VB_F_PROBE,
-    VB_F_REPLY,
-    VB_F_HB,
-    VB_F_RECV, /* seq = capacity, addr, rkey of the lane's next RECV */
-};
-#define VB_FRAME 24 /* bytes per frame */
-/* A frame as read: type, lane, epoch, seq (VB_F_RECV: capacity), addr, rkey. */
-struct vb_frame {
-    uint8_t type, lane, epoch;
-    uint32_t seq;
-    uint64_t addr;
-    uint32_t rkey;
-};
-enum { VB_FRAME_OK = 0, VB_FRAME_BAD_TYPE = -1, VB_FRAME_BAD_LANE = -2 };
-/* Decodes VB_FRAME bytes for an endpoint of `nlanes` lanes (pure; the fuzz target drives it). */
-int vb_frame_decode(const unsigned char *f, int nlanes, struct vb_frame *out);
-void vb_frame_encode(const struct vb_frame *fr, unsigned char *f); /* VB_FRAME bytes */
 void vb_side_send(struct fab_ep *ep, enum vb_frame_type t, int lane, uint32_t epoch, uint32_t seq);
 void vb_side_send_recv(struct fab_ep *ep, int lane, uint64_t addr, uint32_t rkey, uint32_t cap);
 /* Writes what the socket takes; fails the endpoint on a socket error. */

@@ -8,8 +8,8 @@
 
 #include "fabric/verbs/verbs_lib.h"
 
-static struct vlib g_real;
-static const struct vlib *g_fake;
+static struct vb_ibv g_real;
+static const struct vb_ibv *g_fake;
 static const char *g_why;
 static int g_loaded; /* 1 ok, -1 failed */
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -146,9 +146,9 @@ static void vl_load(void)
     g_loaded = vl_resolve(h) == 0 ? 1 : -1;
 }
 
-const struct vlib *vlib_get(const char **why)
+const struct vb_ibv *vb_ibv_get(const char **why)
 {
-    const struct vlib *r;
+    const struct vb_ibv *r;
 
     pthread_mutex_lock(&g_mu);
     if (!g_fake && g_loaded == 0)
@@ -160,7 +160,7 @@ const struct vlib *vlib_get(const char **why)
     return r;
 }
 
-void vlib_set(const struct vlib *fake)
+void vb_ibv_set(const struct vb_ibv *fake)
 {
     pthread_mutex_lock(&g_mu);
     g_fake = fake;

@@ -11,7 +11,8 @@
 
 #include <infiniband/verbs.h>
 
-struct vlib {
+/* One entry per ibv_* call, named without the prefix; held as `ibv` (dom->ibv, ep->ibv). */
+struct vb_ibv {
     struct ibv_device **(*get_device_list)(int *n);
     void (*free_device_list)(struct ibv_device **list);
     const char *(*get_device_name)(struct ibv_device *dev);
@@ -48,8 +49,8 @@ struct vlib {
 
 /* The table, loading libibverbs.so.1 on the first call; NULL (and *why set) when it cannot be
  * loaded or misses a symbol. Thread-safe. */
-const struct vlib *vlib_get(const char **why);
+const struct vb_ibv *vb_ibv_get(const char **why);
 /* Tests: use `fake` instead of the real library (NULL goes back to the real one). */
-void vlib_set(const struct vlib *fake);
+void vb_ibv_set(const struct vb_ibv *fake);
 
 #endif

@@ -17,11 +17,11 @@
 static void dom_free(struct fab_domain *d)
 {
     if (d->chan)
-        d->L->destroy_comp_channel(d->chan);
+        d->ibv->destroy_comp_channel(d->chan);
     if (d->pd)
-        d->L->dealloc_pd(d->pd);
+        d->ibv->dealloc_pd(d->pd);
     if (d->ctx)
-        d->L->close_device(d->ctx);
+        d->ibv->close_device(d->ctx);
     pthread_mutex_destroy(&d->mr_mu);
     pthread_mutex_destroy(&d->mu);
     free(d);
@@ -31,11 +31,11 @@ static int dom_setup(struct fab_domain *d)
 {
     int fl;
 
-    d->ctx = d->L->open_device(d->dev->ibdev);
+    d->ctx = d->ibv->open_device(d->dev->ibdev);
     if (!d->ctx)
         return -ENODEV;
-    d->pd = d->L->alloc_pd(d->ctx);
-    d->chan = d->pd ? d->L->create_comp_channel(d->ctx) : NULL;
+    d->pd = d->ibv->alloc_pd(d->ctx);
+    d->chan = d->pd ? d->ibv->create_comp_channel(d->ctx) : NULL;
     if (!d->chan)
         return -ENOMEM;
     fl = fcntl(d->chan->fd, F_GETFL);
@@ -55,12 +55,12 @@ int fab_verbs_domain_open(int dev, struct fab_domain **out)
     if (!d)
         return -ENOMEM;
     d->dev = vb_dev_get(dev);
-    d->L = vlib_get(NULL);
+    d->ibv = vb_ibv_get(NULL);
     d->epfd = d->wakefd = -1;
     d->next_id = 1;
     pthread_mutex_init(&d->mr_mu, NULL);
     pthread_mutex_init(&d->mu, NULL);
-    rc = d->L ? dom_setup(d) : -ENODEV;
+    rc = d->ibv ? dom_setup(d) : -ENODEV;
     if (rc != 0) {
         JWARN("verbs fabric: opening %s failed: %s", d->dev->info.name, strerror(-rc));
         vb_thread_stop(d);
@@ -84,7 +84,7 @@ void fab_verbs_domain_close(struct fab_domain *dom)
         JWARN("verbs fabric: %s closed with %p+%zu still registered", dom->dev->info.name,
               (void *)e->base, e->len);
         dom->mrs = e->next;
-        dom->L->dereg_mr(e->mr);
+        dom->ibv->dereg_mr(e->mr);
         free(e);
     }
     dom_free(dom);
@@ -104,7 +104,7 @@ static struct vb_mr_ent *mr_ent_get(struct fab_domain *dom, char *b, char *e)
     m = calloc(1, sizeof(*m));
     if (!m)
         return NULL;
-    m->mr = dom->L->reg_mr(dom->pd, b, (size_t)(e - b), VB_ACCESS);
+    m->mr = dom->ibv->reg_mr(dom->pd, b, (size_t)(e - b), VB_ACCESS);
     if (!m->mr) {
         JWARN("verbs fabric: ibv_reg_mr(%p, %zu) on %s failed: %s", (void *)b, (size_t)(e - b),
               dom->dev->info.name, strerror(errno));
@@ -162,7 +162,7 @@ void fab_verbs_mr_dereg(struct fab_mr *mr)
             while (*pp != mr->ent)
                 pp = &(*pp)->next;
             *pp = mr->ent->next;
-            dom->L->dereg_mr(mr->ent->mr);
+            dom->ibv->dereg_mr(mr->ent->mr);
             free(mr->ent);
         }
         pthread_mutex_unlock(&dom->mr_mu);

@@ -21,7 +21,7 @@ int vb_post_hw_recvs(struct fab_ep *ep, struct vb_lane *l, int n)
         memset(wr, 0, sizeof(wr[0]) * (size_t)k);
         for (int i = 0; i + 1 < k; i++)
             wr[i].next = &wr[i + 1];
-        rc = ep->L->post_recv(l->qp, wr, &bad);
+        rc = ep->ibv->post_recv(l->qp, wr, &bad);
         if (rc != 0)
             return -(rc > 0 ? rc : errno ? errno : EIO);
         n -= k;

@@ -25,7 +25,7 @@ int vb_qp_create(struct fab_ep *ep, struct vb_lane *l)
     a.cap.max_recv_wr = VB_HW_RQ + 8;
     a.cap.max_send_sge = 1;
     a.cap.max_recv_sge = 1;
-    l->qp = ep->L->create_qp(ep->dom->pd, &a);
+    l->qp = ep->ibv->create_qp(ep->dom->pd, &a);
     if (!l->qp) {
         JWARN("verbs fabric: creating a %s queue pair on %s failed: %s",
               ep->qp_type == IBV_QPT_RC ? "RC" : "UC", ep->dom->dev->info.name, strerror(errno));
@@ -37,7 +37,7 @@ int vb_qp_create(struct fab_ep *ep, struct vb_lane *l)
 static int qp_modify(struct fab_ep *ep, struct vb_lane *l, struct ibv_qp_attr *a, int mask,
                      const char *state)
 {
-    int rc = ep->L->modify_qp(l->qp, a, mask);
+    int rc = ep->ibv->modify_qp(l->qp, a, mask);
 
     if (rc == 0)
         return 0;

@@ -55,7 +55,7 @@ static uint64_t ep_service(struct fab_domain *dom, struct fab_ep *ep, int cq_ev,
     pthread_mutex_lock(&ep->mu);
     if ((cq_ev || ep->drain_more) && atomic_load(&ep->status) == FAB_WC_OK) {
         if (cq_ev)
-            dom->L->req_notify_cq(ep->hcq, 0);
+            dom->ibv->req_notify_cq(ep->hcq, 0);
         vb_ep_drain(ep, now);
         if (ep->drain_more)
             next = now; /* come back at once */
@@ -88,8 +88,8 @@ static int collect_cq_events(struct fab_domain *dom, uint64_t *ids, int max, int
     void *ctx;
     int n = 0;
 
-    while (dom->L->get_cq_event(dom->chan, &cq, &ctx) == 0) {
-        dom->L->ack_cq_events(cq, 1);
+    while (dom->ibv->get_cq_event(dom->chan, &cq, &ctx) == 0) {
+        dom->ibv->ack_cq_events(cq, 1);
         if (has_id(ids, n, (uint64_t)(uintptr_t)ctx))
             continue;
         if (n < max)

@@ -133,7 +133,7 @@ static int tx_post(struct fab_ep *ep, struct vb_lane *l, uint32_t first, int n,
             l->tx.unsignaled = 0;
         }
     }
-    rc = ep->L->post_send(l->qp, wr, &bad);
+    rc = ep->ibv->post_send(l->qp, wr, &bad);
     if (rc != 0) {
         vb_ep_fail(ep, FAB_WC_LOCAL_ERR, "posting to QP %u (lane %d) failed: %s", l->qp->qp_num,
                    l->idx, strerror(rc > 0 ? rc : errno));

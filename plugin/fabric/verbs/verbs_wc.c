@@ -25,12 +25,12 @@ static void wc_error(struct fab_ep *ep, struct vb_lane *l, const struct ibv_wc *
 {
     JWARN("verbs fabric: peer %s, device %s, lane %d (QP %u): completion error %s (status %d, "
           "opcode %d, vendor error 0x%x)",
-          ep->peer, ep->dom->dev->info.name, l->idx, wc->qp_num, ep->L->wc_status_str(wc->status),
+          ep->peer, ep->dom->dev->info.name, l->idx, wc->qp_num, ep->ibv->wc_status_str(wc->status),
           (int)wc->status, (int)wc->opcode, wc->vendor_err);
     vb_ep_fail(ep, vb_wc_status(wc->status),
                "completion error on lane %d (QP %u): %s (status %d, opcode %d, vendor error "
                "0x%x)",
-               l->idx, wc->qp_num, ep->L->wc_status_str(wc->status), (int)wc->status,
+               l->idx, wc->qp_num, ep->ibv->wc_status_str(wc->status), (int)wc->status,
                (int)wc->opcode, wc->vendor_err);
 }
 
@@ -80,7 +80,7 @@ void vb_ep_drain(struct fab_ep *ep, uint64_t now)
     struct ibv_wc wc[VB_POLL_BATCH];
     int n = 0, total = 0;
 
-    while (total < VB_DRAIN_MAX && (n = ep->L->poll_cq(ep->hcq, VB_POLL_BATCH, wc)) > 0) {
+    while (total < VB_DRAIN_MAX && (n = ep->ibv->poll_cq(ep->hcq, VB_POLL_BATCH, wc)) > 0) {
         for (int i = 0; i < n; i++)
             wc_one(ep, &wc[i], now);
         total += n;

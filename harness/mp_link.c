@@ -3,10 +3,10 @@
 #include <sched.h>
 #include <string.h>
 
-#include "common/mp_check.h"
-#include "common/mp_link.h"
-#include "common/mp_proc.h"
-#include "common/mp_util.h"
+#include "mp_check.h"
+#include "mp_link.h"
+#include "mp_proc.h"
+#include "mp_util.h"
 
 int mp_listen_publish(const struct mp_net *n, int slot, void **lcomm)
 {

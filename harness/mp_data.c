@@ -3,7 +3,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "common/mp_data.h"
+#include "mp_data.h"
 
 /* splitmix64's finaliser, once per message: different seeds give unrelated patterns. */
 static uint64_t seed_key(uint64_t seed)

@@ -3,8 +3,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "common/mp_check.h"
-#include "common/mp_proc.h"
+#include "mp_check.h"
+#include "mp_proc.h"
 
 static int g_failures;
 

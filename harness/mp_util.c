@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/mp_util.h"
+#include "mp_util.h"
 
 double mp_now(void)
 {

@@ -8,12 +8,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "common/mp_check.h"
-#include "common/mp_data.h"
-#include "common/mp_host.h"
-#include "common/mp_proc.h"
-#include "common/mp_pump.h"
-#include "common/mp_util.h"
+#include "mp_check.h"
+#include "mp_data.h"
+#include "mp_host.h"
+#include "mp_proc.h"
+#include "mp_pump.h"
+#include "mp_util.h"
 
 #define F_PORT MP_FLAG_HARNESS
 #define F_DONE (MP_FLAG_HARNESS + 1)

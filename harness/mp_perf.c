@@ -5,8 +5,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "common/mp_perf.h"
-#include "common/mp_util.h"
+#include "mp_perf.h"
+#include "mp_util.h"
 
 #define BYTE_BUDGET (512ull << 20) /* auto iterations: about this much data per size */
 

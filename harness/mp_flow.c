@@ -4,10 +4,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/mp_check.h"
-#include "common/mp_data.h"
-#include "common/mp_flow.h"
-#include "common/mp_util.h"
+#include "mp_check.h"
+#include "mp_data.h"
+#include "mp_flow.h"
+#include "mp_util.h"
 
 /* Bytes of message i, and its receive capacity (the size when there is no cap_fn). */
 static size_t mp_flow_size(const struct mp_flow *f, int i)

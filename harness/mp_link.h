@@ -4,7 +4,7 @@
 #ifndef MP_LINK_H
 #define MP_LINK_H
 
-#include "common/mp_net.h"
+#include "mp_net.h"
 
 /* Listens on n->dev and publishes the handle in our `slot`. */
 int mp_listen_publish(const struct mp_net *n, int slot, void **lcomm);

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/mp_net.h"
+#include "mp_net.h"
 
 #define MP_MAX_WINDOW 128
 

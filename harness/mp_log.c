@@ -8,8 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "common/mp_log.h"
-#include "common/mp_proc.h"
+#include "mp_log.h"
+#include "mp_proc.h"
 
 #define HIST      128 /* WARNs remembered; tests look back over a few at most */
 #define HIST_LINE 512

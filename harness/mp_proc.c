@@ -9,10 +9,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "common/mp_check.h"
-#include "common/mp_host.h"
-#include "common/mp_proc.h"
-#include "common/mp_util.h"
+#include "mp_check.h"
+#include "mp_host.h"
+#include "mp_proc.h"
+#include "mp_util.h"
 
 struct mp_shared *mp_sh;
 int mp_rank = -1;

@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/mp_check.h"
-#include "common/mp_log.h"
-#include "common/mp_net.h"
+#include "mp_check.h"
+#include "mp_log.h"
+#include "mp_net.h"
 
 /* NCCL_NET_PLUGIN=jaccl: the name as given, then libnccl-net-<name>.so. */
 static const char *const lib_names[] = {"jaccl", "libnccl-net-jaccl.so"};

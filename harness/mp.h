@@ -7,13 +7,13 @@
 #ifndef MP_MP_H
 #define MP_MP_H
 
-#include "common/mp_check.h"
-#include "common/mp_data.h"
-#include "common/mp_flow.h"
-#include "common/mp_link.h"
-#include "common/mp_log.h"
-#include "common/mp_net.h"
-#include "common/mp_proc.h"
-#include "common/mp_util.h"
+#include "mp_check.h"
+#include "mp_data.h"
+#include "mp_flow.h"
+#include "mp_link.h"
+#include "mp_log.h"
+#include "mp_net.h"
+#include "mp_proc.h"
+#include "mp_util.h"
 
 #endif

@@ -12,10 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/mp_check.h"
-#include "common/mp_host.h"
-#include "common/mp_proc.h"
-#include "common/mp_util.h"
+#include "mp_check.h"
+#include "mp_host.h"
+#include "mp_proc.h"
+#include "mp_util.h"
 
 #define MAGIC       0x4a41524eu /* "JARN" */
 #define JOIN_S_DEF  60          /* JACCL_PERF_ROOT_TIMEOUT: how long ranks wait to meet */

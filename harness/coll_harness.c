@@ -1,44 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* CollNet test helpers (header-only; the ranks, barrier, logger and checks come from common/).
- *
- * The plugin is reached only as NCCL reaches it: dlopen by name, dlsym ncclCollNetPlugin_v11 or
- * _v8, then the table's calls. A group is built like NCCL's proxy builds it: every rank listens,
- * the handles are exchanged (through the shared region), every rank calls connect with the full
- * array. Data is chosen so that the reduction is exact in any order (small integers, powers of
- * two, integer wrap-around), which lets every algorithm be checked bit for bit against a
- * sequential rank-order reference computed with the same element-wise kernels. */
-#ifndef MP_COLL_HARNESS_H
-#define MP_COLL_HARNESS_H
+/* CollNet test helpers: see coll_harness.h. */
+#include "coll_harness.h"
 
-#include <dlfcn.h>
-#include <sched.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
+/* The bit-exact conversions (jk_f32_to_*) that build floating test data. */
+#include "algo/kern_impl.h"
 
-#include "common/mp.h"
-#include "nccl_abi/net.h"
-#define JACCL_KERN_INTERNAL
-#include "algo/kern_reduce.h"
-
-#define CN_GUARD 64 /* guard bytes around every buffer: nothing may be written there */
-
-struct cn {
-    int version; /* 11 or 8 */
-    void *lib;
-    const ncclCollNet_v11_t *v11;
-    const ncclCollNet_v8_t *v8;
-    void *ctx;
-    int dev;
-    void *cc; /* the collComm */
-    int nranks, rank;
-};
-
-/* ---- loading ---- */
-
-static inline void cn_pick_dev(struct cn *n, int ndev)
+static void cn_pick_dev(struct cn *n, int ndev)
 {
     n->dev = 0;
     for (int d = 0; d < ndev; d++) {
@@ -54,7 +21,7 @@ static inline void cn_pick_dev(struct cn *n, int ndev)
     }
 }
 
-static inline int cn_load(struct cn *n, int version)
+int cn_load(struct cn *n, int version)
 {
     memset(n, 0, sizeof(*n));
     n->version = version;
@@ -85,56 +52,53 @@ static inline int cn_load(struct cn *n, int version)
     return 0;
 }
 
-static inline void cn_unload(struct cn *n)
+void cn_unload(struct cn *n)
 {
     if (n->version == 11 && n->ctx)
         MP_OK(n->v11->finalize(n->ctx));
     /* No dlclose: the plugin is linked nodelete, as NCCL keeps it. */
 }
 
-/* ---- thin wrappers over the two table shapes ---- */
-
-static inline ncclResult_t cn_listen(struct cn *n, void *handle, void **lc)
+ncclResult_t cn_listen(struct cn *n, void *handle, void **lc)
 {
     return n->version == 11 ? n->v11->listen(n->ctx, n->dev, handle, lc)
                             : n->v8->listen(n->dev, handle, lc);
 }
 
-static inline ncclResult_t cn_connect(struct cn *n, void **handles, int nranks, int rank, void *lc,
-                                      void **cc)
+ncclResult_t cn_connect(struct cn *n, void **handles, int nranks, int rank, void *lc, void **cc)
 {
     return n->version == 11 ? n->v11->connect(handles, nranks, rank, lc, cc)
                             : n->v8->connect(handles, nranks, rank, lc, cc);
 }
 
-static inline ncclResult_t cn_close_listen(struct cn *n, void *lc)
+ncclResult_t cn_close_listen(struct cn *n, void *lc)
 {
     return n->version == 11 ? n->v11->closeListen(lc) : n->v8->closeListen(lc);
 }
 
-static inline ncclResult_t cn_close(struct cn *n, void *cc)
+ncclResult_t cn_close(struct cn *n, void *cc)
 {
     return n->version == 11 ? n->v11->closeColl(cc) : n->v8->closeColl(cc);
 }
 
-static inline ncclResult_t cn_regmr(struct cn *n, void *p, size_t len, void **mh)
+ncclResult_t cn_regmr(struct cn *n, void *p, size_t len, void **mh)
 {
     return n->version == 11 ? n->v11->regMr(n->cc, p, len, NCCL_PTR_HOST, mh)
                             : n->v8->regMr(n->cc, p, len, NCCL_PTR_HOST, mh);
 }
 
-static inline ncclResult_t cn_deregmr(struct cn *n, void *mh)
+static ncclResult_t cn_deregmr(struct cn *n, void *mh)
 {
     return n->version == 11 ? n->v11->deregMr(n->cc, mh) : n->v8->deregMr(n->cc, mh);
 }
 
-static inline ncclResult_t cn_test(struct cn *n, void *req, int *done, int *size)
+ncclResult_t cn_test(struct cn *n, void *req, int *done, int *size)
 {
     return n->version == 11 ? n->v11->test(req, done, size) : n->v8->test(req, done, size);
 }
 
-static inline ncclResult_t cn_allreduce(struct cn *n, void *s, void *r, size_t count, int type,
-                                        int op, void *smh, void *rmh, void **req)
+ncclResult_t cn_allreduce(struct cn *n, void *s, void *r, size_t count, int type, int op, void *smh,
+                          void *rmh, void **req)
 {
     if (n->version == 11)
         return n->v11->iallreduce(n->cc, s, r, count, (ncclDataType_t)type, (ncclRedOp_t)op, smh,
@@ -143,8 +107,8 @@ static inline ncclResult_t cn_allreduce(struct cn *n, void *s, void *r, size_t c
                              rmh, req);
 }
 
-static inline ncclResult_t cn_allgather(struct cn *n, void *s, void *r, size_t rsize, void *rmh,
-                                        size_t bpr, size_t wo, size_t wb, void *smh, void **req)
+ncclResult_t cn_allgather(struct cn *n, void *s, void *r, size_t rsize, void *rmh, size_t bpr,
+                          size_t wo, size_t wb, void *smh, void **req)
 {
     if (n->version == 11) {
         ncclNetSGE_v11_t part = {.mhandle = rmh, .address = r, .size = rsize};
@@ -154,9 +118,8 @@ static inline ncclResult_t cn_allgather(struct cn *n, void *s, void *r, size_t r
     return n->v8->iallgather(n->cc, s, 1, &part, bpr, wo, wb, smh, req);
 }
 
-static inline ncclResult_t cn_reducescatter(struct cn *n, void *s, size_t ssize, void *smh, void *r,
-                                            size_t bpr, size_t wo, size_t wb, int type, int op,
-                                            void *rmh, void **req)
+ncclResult_t cn_reducescatter(struct cn *n, void *s, size_t ssize, void *smh, void *r, size_t bpr,
+                              size_t wo, size_t wb, int type, int op, void *rmh, void **req)
 {
     if (n->version == 11) {
         ncclNetSGE_v11_t part = {.mhandle = smh, .address = s, .size = ssize};
@@ -169,7 +132,7 @@ static inline ncclResult_t cn_reducescatter(struct cn *n, void *s, size_t ssize,
 }
 
 /* Tests until done, yielding the CPU between tries like a polite proxy. */
-static inline ncclResult_t cn_wait(struct cn *n, void *req, int timeout_s)
+ncclResult_t cn_wait(struct cn *n, void *req, int timeout_s)
 {
     double deadline = mp_now() + timeout_s;
     for (;;) {
@@ -185,10 +148,8 @@ static inline ncclResult_t cn_wait(struct cn *n, void *req, int timeout_s)
     }
 }
 
-/* ---- the group ---- */
-
 /* Listen, exchange handles in slot 0, connect with the full array, close the listener. */
-static inline int cn_group(struct cn *n, int rank, int nranks)
+static int cn_group(struct cn *n, int rank, int nranks)
 {
     char handle[NCCL_NET_HANDLE_MAXSIZE];
     void *lc = NULL, *handles[MP_MAX_RANKS];
@@ -207,7 +168,7 @@ static inline int cn_group(struct cn *n, int rank, int nranks)
 
 /* The rank's CollNet configuration, set before the plugin is loaded: NCCL_JACCL_ALGO (unless
  * algo is NULL) and NCCL_JACCL_RING_WIRES (unless wires <= 0). */
-static inline void cn_config(const char *algo, int wires)
+void cn_config(const char *algo, int wires)
 {
     char w[16];
     snprintf(w, sizeof(w), "%d", wires);
@@ -217,14 +178,14 @@ static inline void cn_config(const char *algo, int wires)
         setenv("NCCL_JACCL_ALGO", algo, 1);
 }
 
-static inline int cn_open_group(struct cn *n, int version, int rank, int nranks)
+int cn_open_group(struct cn *n, int version, int rank, int nranks)
 {
     if (cn_load(n, version) != 0 || cn_group(n, rank, nranks) != 0)
         return -1;
     return 0;
 }
 
-static inline void cn_close_group(struct cn *n)
+void cn_close_group(struct cn *n)
 {
     if (n->cc)
         MP_OK(cn_close(n, n->cc));
@@ -232,15 +193,7 @@ static inline void cn_close_group(struct cn *n)
     cn_unload(n);
 }
 
-/* ---- buffers with guards ---- */
-
-struct cn_buf {
-    char *raw, *p;
-    size_t len;
-    void *mh;
-};
-
-static inline int cn_buf_new(struct cn *n, struct cn_buf *b, size_t len)
+int cn_buf_new(struct cn *n, struct cn_buf *b, size_t len)
 {
     b->len = len;
     b->raw = malloc(len + 2 * CN_GUARD);
@@ -252,13 +205,13 @@ static inline int cn_buf_new(struct cn *n, struct cn_buf *b, size_t len)
     return MP_OK(cn_regmr(n, b->p, len ? len : 1, &b->mh)) ? 0 : -1;
 }
 
-static inline int cn_buf_guards_ok(const struct cn_buf *b)
+int cn_buf_guards_ok(const struct cn_buf *b)
 {
     return mp_guard_check(b->raw, CN_GUARD) == (size_t)-1 &&
            mp_guard_check(b->p + b->len, CN_GUARD) == (size_t)-1;
 }
 
-static inline void cn_buf_free(struct cn *n, struct cn_buf *b)
+void cn_buf_free(struct cn *n, struct cn_buf *b)
 {
     if (b->mh)
         MP_OK(cn_deregmr(n, b->mh));
@@ -266,9 +219,7 @@ static inline void cn_buf_free(struct cn *n, struct cn_buf *b)
     b->raw = b->p = NULL;
 }
 
-/* ---- data that reduces exactly in any order ---- */
-
-static inline uint64_t cn_hash(uint64_t x)
+uint64_t cn_hash(uint64_t x)
 {
     x ^= x >> 33;
     x *= 0xff51afd7ed558ccdull;
@@ -277,7 +228,7 @@ static inline uint64_t cn_hash(uint64_t x)
     return x ^ (x >> 33);
 }
 
-static inline int cn_is_float(int type)
+static int cn_is_float(int type)
 {
     return type == ncclFloat16 || type == ncclFloat32 || type == ncclFloat64 ||
            type == ncclBfloat16 || type == ncclFloat8e4m3 || type == ncclFloat8e5m2;
@@ -285,7 +236,7 @@ static inline int cn_is_float(int type)
 
 /* A value whose sums of up to 8 (|partial| <= 16, e5m2 <= 8) and products (powers of two
  * within 2^-8..2^8) are exact in every floating type. */
-static inline float cn_value(int type, int op, uint64_t h)
+static float cn_value(int type, int op, uint64_t h)
 {
     static const float pw[] = {1.0f, -1.0f, 2.0f, 0.5f, -1.0f, 1.0f, 1.0f, -2.0f};
     if (op == ncclProd)
@@ -295,7 +246,7 @@ static inline float cn_value(int type, int op, uint64_t h)
     return (float)((int)(h % 201) - 100) / 4.0f; /* max/min: order never matters */
 }
 
-static inline void cn_store(int type, void *dst, size_t i, float v, uint64_t h)
+static void cn_store(int type, void *dst, size_t i, float v, uint64_t h)
 {
     switch (type) {
     case ncclFloat32:
@@ -322,8 +273,7 @@ static inline void cn_store(int type, void *dst, size_t i, float v, uint64_t h)
 }
 
 /* Rank r's contribution for element i (absolute index in the operation's logical vector). */
-static inline void cn_fill(int type, int op, int r, uint64_t seed, void *dst, size_t first,
-                           size_t n)
+void cn_fill(int type, int op, int r, uint64_t seed, void *dst, size_t first, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         uint64_t h = cn_hash(seed * 1000003u + (uint64_t)r * 7919u + first + i);
@@ -332,8 +282,7 @@ static inline void cn_fill(int type, int op, int r, uint64_t seed, void *dst, si
 }
 
 /* Rank-order reference of elements [first, first + n): ((c0 op c1) op c2) ... */
-static inline void cn_reference(int type, int op, int nranks, uint64_t seed, void *out,
-                                size_t first, size_t n)
+void cn_reference(int type, int op, int nranks, uint64_t seed, void *out, size_t first, size_t n)
 {
     size_t esz = jaccl_dtype_size(type);
     char *tmp = malloc(n * esz + 1);
@@ -347,7 +296,7 @@ static inline void cn_reference(int type, int op, int nranks, uint64_t seed, voi
 }
 
 /* First differing element, or -1. */
-static inline long cn_diff(const void *a, const void *b, size_t n, size_t esz)
+long cn_diff(const void *a, const void *b, size_t n, size_t esz)
 {
     for (size_t i = 0; i < n; i++)
         if (memcmp((const char *)a + i * esz, (const char *)b + i * esz, esz) != 0)
@@ -355,44 +304,33 @@ static inline long cn_diff(const void *a, const void *b, size_t n, size_t esz)
     return -1;
 }
 
-static inline const char *cn_type_name(int t)
+const char *cn_type_name(int t)
 {
     return jaccl_dtype_name((enum jaccl_dtype)t);
 }
 
-static inline const char *cn_op_name(int op)
+static const char *cn_op_name(int op)
 {
     return jaccl_redop_name((enum jaccl_redop)op);
 }
 
-/* ---- one collective, checked ---- */
-
-struct cn_case {
-    int kind; /* 0 allreduce, 1 reducescatter, 2 allgather */
-    int type, op;
-    size_t count;  /* allreduce: elements; else elements per rank */
-    size_t wo, wb; /* windows in elements (wb = SIZE_MAX: the whole buffer) */
-    int in_place;
-    uint64_t seed;
-};
-
-static inline const char *cn_kind_name(int k)
+const char *cn_kind_name(int k)
 {
     return k == 0 ? "allreduce" : k == 1 ? "reducescatter" : "allgather";
 }
 
-static inline size_t cn_min(size_t a, size_t b)
+static size_t cn_min(size_t a, size_t b)
 {
     return a < b ? a : b;
 }
 
-static inline size_t cn_max(size_t a, size_t b)
+static size_t cn_max(size_t a, size_t b)
 {
     return a > b ? a : b;
 }
 
 /* Window ∩ segment r, in elements. */
-static inline void cn_mine(const struct cn_case *k, int r, size_t *lo, size_t *len)
+static void cn_mine(const struct cn_case *k, int r, size_t *lo, size_t *len)
 {
     size_t s0 = (size_t)r * k->count, s1 = s0 + k->count;
     size_t a = cn_max(s0, k->wo), b = cn_min(s1, k->wo + k->wb);
@@ -400,7 +338,7 @@ static inline void cn_mine(const struct cn_case *k, int r, size_t *lo, size_t *l
     *len = b > a ? b - a : 0;
 }
 
-static inline int cn_run_allreduce(struct cn *n, const struct cn_case *k)
+static int cn_run_allreduce(struct cn *n, const struct cn_case *k)
 {
     size_t esz = jaccl_dtype_size(k->type), bytes = k->count * esz;
     struct cn_buf s, r;
@@ -433,7 +371,7 @@ static inline int cn_run_allreduce(struct cn *n, const struct cn_case *k)
 }
 
 /* The window of nranks * count elements; rank buffer = window ∩ own segment. */
-static inline int cn_run_reducescatter(struct cn *n, const struct cn_case *k)
+static int cn_run_reducescatter(struct cn *n, const struct cn_case *k)
 {
     size_t esz = jaccl_dtype_size(k->type), lo, len;
     cn_mine(k, n->rank, &lo, &len);
@@ -465,7 +403,7 @@ static inline int cn_run_reducescatter(struct cn *n, const struct cn_case *k)
     return ok;
 }
 
-static inline int cn_run_allgather(struct cn *n, const struct cn_case *k)
+static int cn_run_allgather(struct cn *n, const struct cn_case *k)
 {
     size_t lo, len, esz = jaccl_dtype_size(k->type);
     cn_mine(k, n->rank, &lo, &len);
@@ -502,7 +440,7 @@ static inline int cn_run_allgather(struct cn *n, const struct cn_case *k)
 }
 
 /* Runs one case; a window of SIZE_MAX elements means the whole nranks * count buffer. */
-static inline int cn_run(struct cn *n, struct cn_case k)
+int cn_run(struct cn *n, struct cn_case k)
 {
     size_t total = k.count * (size_t)n->nranks;
     if (k.wb == SIZE_MAX) {
@@ -513,5 +451,3 @@ static inline int cn_run(struct cn *n, struct cn_case k)
         return cn_run_allreduce(n, &k);
     return k.kind == 1 ? cn_run_reducescatter(n, &k) : cn_run_allgather(n, &k);
 }
-
-#endif
