@@ -40,6 +40,7 @@ done
 run check_exports tests/check_exports.sh "$BUILD"
 run check_config_doc tests/check_config_doc.sh
 run check_spdx tests/check_spdx.sh
+run check_layers tests/check_layers.sh "$BUILD"
 run check_info env BUILD="$BUILD" tests/check_info.sh
 run format make -s format-check
 # JACCL_TEST_P2P / JACCL_TEST_COLL: which multi-process tests to run, as run_p2p.sh /
