@@ -733,7 +733,7 @@ static size_t count_class(int cls, int n, int wires)
     case 2:
         return n > 1 ? (size_t)n - 1 : 1;
     case 3:
-        return (size_t)(7 * n * wires + 3);
+        return (size_t)(7 * n * 2 * wires + 1); /* 1 past a multiple of both */
     default:
         return (size_t)(29 * n * 2 * wires + 13);
     }
