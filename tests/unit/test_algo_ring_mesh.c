@@ -424,7 +424,7 @@ static int run_world(struct world *w)
         int k = (int)(rnd(&w->rng) % (uint32_t)w->n);
         if (k != w->frozen)
             step(&w->r[k], &prog);
-        for (int e = (int)(rnd(&w->rng) % 4); e > 0; e--)
+        for (int e = (int)(rnd(&w->rng) % 8); e > 0; e--)
             prog |= deliver_one(w);
         if (prog)
             continue;
