@@ -551,6 +551,7 @@ struct tcase {
     size_t count; /* all-reduce: elements; else elements per rank */
     int shape;    /* 0: the plugin's own shape; 1: small frames, every wire, both directions */
     int win;      /* reduce-scatter / all-gather: a window inside the segments */
+    int mixed;    /* the second operation runs the other algorithm on the same streams */
     const struct dt *d;
     uint64_t seed;
 };
@@ -576,10 +577,19 @@ static void geom_of(const struct tcase *tc, int rank, struct jc_geom *g)
     jc_geom_window(g, tc->kind, tc->n, rank, esz, bpr, wo, wb);
 }
 
-static void shape(const struct tcase *tc, struct jc_op *op)
+static enum jc_algo algo_of(const struct tcase *tc, int j)
+{
+    if (tc->n == 1)
+        return JC_ALGO_LOCAL;
+    if (tc->mixed && j == 1)
+        return tc->algo == JC_ALGO_RING ? JC_ALGO_MESH : JC_ALGO_RING;
+    return tc->algo;
+}
+
+static void shape(const struct tcase *tc, int j, struct jc_op *op)
 {
     struct jc_geom *g = &op->g;
-    op->algo = tc->n == 1 ? JC_ALGO_LOCAL : tc->algo;
+    op->algo = algo_of(tc, j);
     if (op->algo == JC_ALGO_RING)
         jc_geom_ring_shape(g, tc->wires);
     else if (op->algo == JC_ALGO_MESH)
@@ -603,7 +613,7 @@ static void op_setup(struct world *w, const struct tcase *tc, int j, struct opda
         struct jc_op *op = &w->r[r].op[j];
         memset(op, 0, sizeof(*op));
         geom_of(tc, r, &op->g);
-        shape(tc, op);
+        shape(tc, j, op);
         op->dtype = tc->kind == JC_ALLGATHER ? -1 : (int)tc->d->t;
         op->redop = tc->kind == JC_ALLGATHER ? -1 : (int)tc->d->op;
         if (tc->kind != JC_ALLGATHER)
@@ -681,7 +691,7 @@ static void op_check_free(const struct world *w, const struct tcase *tc, int j, 
     for (int r = 0; check && r < tc->n; r++)
         check_rank(w, tc, j, od, r);
     /* The mesh's promise: every rank holds the same bits (all-reduce: the same vector). */
-    if (check && tc->algo == JC_ALGO_MESH && tc->kind == JC_ALLREDUCE)
+    if (check && algo_of(tc, j) == JC_ALGO_MESH && tc->kind == JC_ALLREDUCE)
         for (int r = 1; r < tc->n; r++)
             assert_memory_equal(od->out[0], od->out[r], od->out_len[0]);
     for (int r = 0; r < tc->n; r++) {
@@ -842,13 +852,35 @@ static void test_frozen_rank_stalls(void **state)
             }
 }
 
+/* Ring then mesh, and mesh then ring, on the same streams: the second operation posts while
+ * the first finishes, and each counts only its own events on the shared lane 0. */
+static void test_mixed_algorithms(void **state)
+{
+    for (int a = 0; a < 2; a++)
+        for (int kind = 0; kind < 3; kind++)
+            for (int n = 2; n <= MAXR; n++)
+                for (int wires = 1; wires <= JC_MAX_WIRES; wires += 3)
+                    for (int cls = 1; cls < NCLASSES; cls++) {
+                        struct tcase tc = {.algo = a ? JC_ALGO_MESH : JC_ALGO_RING,
+                                           .kind = (enum jc_kind)kind,
+                                           .n = n,
+                                           .wires = wires,
+                                           .count = count_class(cls, n, wires),
+                                           .shape = cls != 2,
+                                           .mixed = 1,
+                                           .d = &dts[(size_t)(cls + n) % NDTS],
+                                           .seed = (uint64_t)(1000 + n * 10 + cls)};
+                        run_case(&tc);
+                    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_ring_allreduce),     cmocka_unit_test(test_ring_reducescatter),
             cmocka_unit_test(test_ring_allgather),     cmocka_unit_test(test_mesh_allreduce),
             cmocka_unit_test(test_mesh_reducescatter), cmocka_unit_test(test_mesh_allgather),
-            cmocka_unit_test(test_frozen_rank_stalls),
+            cmocka_unit_test(test_mixed_algorithms),   cmocka_unit_test(test_frozen_rank_stalls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
