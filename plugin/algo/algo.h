@@ -6,11 +6,7 @@
  * offsets to memory. Algorithms are step functions: jc_*_start once, then jc_*_advance every
  * time completions arrived, until it returns 1 (done) or < 0 (failed). They never block.
  *
- * The transport (struct jc_xport, implemented by core/coll_xport.c) is a set of ordered
- * streams, one per (peer, lane), with cumulative counters. It hides credits: jc_x_can_send says
- * whether the peer has a receive posted for the next message, jc_x_can_recv whether another
- * receive may be posted. Messages on one stream arrive in order, and the receiver posts its
- * receives in the order the sender sends: both sides walk the same schedule. */
+ * They run on a transport they see only as an ops table (struct algo_xport, algo/xport.h). */
 #ifndef JACCL_ALGO_ALGO_H
 #define JACCL_ALGO_ALGO_H
 
@@ -19,6 +15,7 @@
 
 #include "algo/chunks.h"
 #include "algo/kern_reduce.h"
+#include "algo/xport.h"
 #include "fabric/fabric.h"
 
 #define JC_MAX_RANKS 256
@@ -50,19 +47,6 @@ struct jc_op {
     uint32_t sig; /* same on every rank for the same call: checked across ranks */
 };
 
-/* ---- the transport (core/coll_xport.c) ---- */
-struct jc_xport;
-int jc_x_wires(const struct jc_xport *x);
-int jc_x_can_send(struct jc_xport *x, int peer, int lane);
-int jc_x_send(struct jc_xport *x, int peer, int lane, const void *buf, size_t len,
-              struct fab_mr *mr);
-int jc_x_can_recv(struct jc_xport *x, int peer, int lane);
-int jc_x_recv(struct jc_xport *x, int peer, int lane, void *buf, size_t len, struct fab_mr *mr);
-uint32_t jc_x_sent(struct jc_xport *x, int peer, int lane);
-uint32_t jc_x_sdone(struct jc_xport *x, int peer, int lane);
-uint32_t jc_x_posted(struct jc_xport *x, int peer, int lane);
-uint32_t jc_x_landed(struct jc_xport *x, int peer, int lane);
-
 /* Events of one operation so far: a cumulative stream counter minus the value it had when the
  * operation started. 0 while an earlier operation's events are still being counted (two
  * operations may share a stream; its events complete in order). */
@@ -71,17 +55,6 @@ static inline uint32_t jc_since(uint32_t now, uint32_t base)
     int32_t d = (int32_t)(now - base);
     return d > 0 ? (uint32_t)d : 0;
 }
-/* Staging slot i (< JC_SLOTS, JC_FRAME_MAX bytes) of the stream from (peer, lane). */
-char *jc_x_slot(struct jc_xport *x, int peer, int lane, int i, struct fab_mr **mr);
-/* Takes a free slot of that stream (-1: none free) / gives it back. Slots belong to the stream,
- * not to an operation: the next operation may post into them while this one finishes. */
-int jc_x_slot_take(struct jc_xport *x, int peer, int lane);
-void jc_x_slot_give(struct jc_xport *x, int peer, int lane, int i);
-/* Buffers of run slot `idx` (two operations may run at once, each in its own slot):
- * one JC_FRAME_MAX buffer for the local contribution (mesh, in place), and registered scratch of
- * at least len bytes, kept across operations (NULL if out of memory). */
-char *jc_x_own(struct jc_xport *x, int idx);
-char *jc_x_scratch(struct jc_xport *x, int idx, size_t len, struct fab_mr **mr);
 
 /* ---- algorithms ---- */
 struct jc_cur {
@@ -151,12 +124,12 @@ uint32_t jc_op_sig(const struct jc_op *op);
  * *progress says whether a call did anything, so the caller knows when to sleep. Calls that
  * return int return < 0 on failure (the comm is then broken). */
 struct jc_algo_ops {
-    int (*start)(struct jc_run *run, struct jc_xport *x);
-    int (*post)(struct jc_run *run, struct jc_xport *x, int *progress);
+    int (*start)(struct jc_run *run, struct algo_xport *x);
+    int (*post)(struct jc_run *run, struct algo_xport *x, int *progress);
     int (*posted_all)(const struct jc_run *run);
     int (*sent_all)(const struct jc_run *run);
-    int (*arm)(struct jc_run *run, struct jc_xport *x);
-    int (*advance)(struct jc_run *run, struct jc_xport *x, int *progress);
+    int (*arm)(struct jc_run *run, struct algo_xport *x);
+    int (*advance)(struct jc_run *run, struct algo_xport *x, int *progress);
 };
 extern const struct jc_algo_ops jc_ring_ops, jc_mesh_ops, jc_local_ops;
 const struct jc_algo_ops *jc_algo_ops_of(enum jc_algo a);

@@ -22,12 +22,12 @@ void jc_copy_own(const struct jc_op *op)
 }
 
 /* One rank: the local chunk is everything (all-reduce: the whole vector), so the copy is all. */
-static int local_start(struct jc_run *run, struct jc_xport *x)
+static int local_start(struct jc_run *run, struct algo_xport *x)
 {
     return 0;
 }
 
-static int local_post(struct jc_run *run, struct jc_xport *x, int *progress)
+static int local_post(struct jc_run *run, struct algo_xport *x, int *progress)
 {
     return 0;
 }
@@ -37,13 +37,13 @@ static int local_all(const struct jc_run *run)
     return 1;
 }
 
-static int local_arm(struct jc_run *run, struct jc_xport *x)
+static int local_arm(struct jc_run *run, struct algo_xport *x)
 {
     jc_copy_own(run->op);
     return 0;
 }
 
-static int local_advance(struct jc_run *run, struct jc_xport *x, int *progress)
+static int local_advance(struct jc_run *run, struct algo_xport *x, int *progress)
 {
     return 1;
 }

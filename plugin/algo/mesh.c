@@ -19,7 +19,7 @@ static int reduces(const struct jc_op *op)
 }
 
 /* Receive side only: the previous operation may still be running. */
-static int mesh_start(struct jc_run *run, struct jc_xport *x)
+static int mesh_start(struct jc_run *run, struct algo_xport *x)
 {
     struct jc_mesh_run *m = &run->mesh;
     const struct jc_geom *g = &run->op->g;
@@ -33,7 +33,7 @@ static int mesh_start(struct jc_run *run, struct jc_xport *x)
         jc_mesh_recv(g, p, &r);
         mp->nsend = (uint32_t)jc_nframes(g, &s);
         mp->nrecv = (uint32_t)jc_nframes(g, &r);
-        mp->rbase = jc_x_posted(x, p, 0);
+        mp->rbase = ax_posted(x, p, 0);
     }
     jc_mesh_reduced(g, &m->red);
     m->nred = jc_nframes(g, &m->red);
@@ -43,26 +43,26 @@ static int mesh_start(struct jc_run *run, struct jc_xport *x)
 }
 
 /* The previous operation is done: this one may send, and touch the caller's memory. */
-static int mesh_arm(struct jc_run *run, struct jc_xport *x)
+static int mesh_arm(struct jc_run *run, struct algo_xport *x)
 {
     const struct jc_geom *g = &run->op->g;
     for (int p = 0; p < g->nranks; p++)
         if (p != g->rank)
-            run->mesh.p[p].sbase = jc_x_sent(x, p, 0);
+            run->mesh.p[p].sbase = ax_sent(x, p, 0);
     if (!reduces(run->op))
         jc_copy_own(run->op);
     return 0;
 }
 
-static int peer_send(struct jc_run *run, struct jc_xport *x, int p, int *prog)
+static int peer_send(struct jc_run *run, struct algo_xport *x, int p, int *prog)
 {
     const struct jc_op *op = run->op;
     struct jc_mpeer *mp = &run->mesh.p[p];
     struct jc_range s, fr;
     jc_mesh_send(&op->g, p, &s);
-    while (mp->sent < mp->nsend && jc_x_can_send(x, p, 0)) {
+    while (mp->sent < mp->nsend && ax_can_send(x, p, 0)) {
         jc_frame(&op->g, &s, mp->sent, &fr);
-        if (jc_x_send(x, p, 0, jc_at(&op->in, fr.lo), fr.len, op->in.mr) != 0)
+        if (ax_send(x, p, 0, jc_at(&op->in, fr.lo), fr.len, op->in.mr) != 0)
             return -1;
         mp->sent++;
         *prog = 1;
@@ -71,26 +71,26 @@ static int peer_send(struct jc_run *run, struct jc_xport *x, int p, int *prog)
 }
 
 /* Reductions land in a staging slot of the peer's stream, given back once folded. */
-static int peer_post(struct jc_run *run, struct jc_xport *x, int p, int *prog)
+static int peer_post(struct jc_run *run, struct algo_xport *x, int p, int *prog)
 {
     const struct jc_op *op = run->op;
     struct jc_mpeer *mp = &run->mesh.p[p];
     struct jc_range r, fr;
     jc_mesh_recv(&op->g, p, &r);
-    while (mp->posted < mp->nrecv && jc_x_can_recv(x, p, 0)) {
+    while (mp->posted < mp->nrecv && ax_can_recv(x, p, 0)) {
         struct fab_mr *mr = op->out.mr;
         char *buf;
         jc_frame(&op->g, &r, mp->posted, &fr);
         if (reduces(op)) {
-            int s = jc_x_slot_take(x, p, 0);
+            int s = ax_slot_take(x, p, 0);
             if (s < 0)
                 break;
             mp->slot_of[mp->posted % JC_POST_MAX] = (int8_t)s;
-            buf = jc_x_slot(x, p, 0, s, &mr);
+            buf = ax_slot(x, p, 0, s, &mr);
         } else {
             buf = jc_at(&op->out, fr.lo);
         }
-        if (jc_x_recv(x, p, 0, buf, fr.len, mr) != 0)
+        if (ax_recv(x, p, 0, buf, fr.len, mr) != 0)
             return -1;
         mp->posted++;
         *prog = 1;
@@ -98,39 +98,40 @@ static int peer_post(struct jc_run *run, struct jc_xport *x, int p, int *prog)
     return 0;
 }
 
-static int landed(struct jc_run *run, struct jc_xport *x, int k, size_t f)
+static int landed(struct jc_run *run, struct algo_xport *x, int k, size_t f)
 {
-    return k == run->op->g.rank || jc_since(jc_x_landed(x, k, 0), run->mesh.p[k].rbase) > f;
+    return k == run->op->g.rank || jc_since(ax_landed(x, k, 0), run->mesh.p[k].rbase) > f;
 }
 
 /* In-place all-reduce: frame f of the input must have left for every peer. */
-static int sent_everywhere(struct jc_run *run, struct jc_xport *x, size_t f)
+static int sent_everywhere(struct jc_run *run, struct algo_xport *x, size_t f)
 {
     const struct jc_geom *g = &run->op->g;
     for (int p = 0; p < g->nranks; p++)
-        if (p != g->rank && jc_since(jc_x_sdone(x, p, 0), run->mesh.p[p].sbase) <= f)
+        if (p != g->rank && jc_since(ax_sdone(x, p, 0), run->mesh.p[p].sbase) <= f)
             return 0;
     return 1;
 }
 
-static const char *contrib(struct jc_run *run, struct jc_xport *x, int k, const struct jc_range *fr)
+static const char *contrib(struct jc_run *run, struct algo_xport *x, int k,
+                           const struct jc_range *fr)
 {
     const struct jc_op *op = run->op;
     if (k != op->g.rank)
-        return jc_x_slot(x, k, 0, run->mesh.p[k].slot_of[run->mesh.ff % JC_POST_MAX], NULL);
+        return ax_slot(x, k, 0, run->mesh.p[k].slot_of[run->mesh.ff % JC_POST_MAX], NULL);
     /* In place, a local contribution folded after the first write was saved by fold_first. */
-    return op->in_place && k >= 2 ? jc_x_own(x, run->idx) : jc_at(&op->in, fr->lo);
+    return op->in_place && k >= 2 ? ax_own(x, run->idx) : jc_at(&op->in, fr->lo);
 }
 
 /* Peer k's frame ff is folded: its slot goes back to the stream. */
-static void release(struct jc_run *run, struct jc_xport *x, int k)
+static void release(struct jc_run *run, struct algo_xport *x, int k)
 {
     if (k != run->op->g.rank)
-        jc_x_slot_give(x, k, 0, run->mesh.p[k].slot_of[run->mesh.ff % JC_POST_MAX]);
+        ax_slot_give(x, k, 0, run->mesh.p[k].slot_of[run->mesh.ff % JC_POST_MAX]);
 }
 
 /* The first fold of a frame: out = c0 OP c1, once the in-place rules allow writing. */
-static int fold_first(struct jc_run *run, struct jc_xport *x, const struct jc_range *fr)
+static int fold_first(struct jc_run *run, struct algo_xport *x, const struct jc_range *fr)
 {
     const struct jc_op *op = run->op;
     struct jc_mesh_run *m = &run->mesh;
@@ -140,7 +141,7 @@ static int fold_first(struct jc_run *run, struct jc_xport *x, const struct jc_ra
         if (op->g.kind == JC_ALLREDUCE && !sent_everywhere(run, x, m->ff))
             return 0;
         if (op->g.rank >= 2)
-            memcpy(jc_x_own(x, run->idx), jc_at(&op->in, fr->lo), fr->len);
+            memcpy(ax_own(x, run->idx), jc_at(&op->in, fr->lo), fr->len);
     }
     op->fn(jc_at(&op->out, fr->lo), contrib(run, x, 0, fr), contrib(run, x, 1, fr),
            fr->len / op->g.esz);
@@ -151,7 +152,7 @@ static int fold_first(struct jc_run *run, struct jc_xport *x, const struct jc_ra
 }
 
 /* One fold step of frame ff; 0 when it must wait for a contribution. */
-static int fold_step(struct jc_run *run, struct jc_xport *x)
+static int fold_step(struct jc_run *run, struct algo_xport *x)
 {
     const struct jc_op *op = run->op;
     struct jc_mesh_run *m = &run->mesh;
@@ -175,7 +176,7 @@ static int fold_step(struct jc_run *run, struct jc_xport *x)
     return 1;
 }
 
-static int mesh_done(struct jc_run *run, struct jc_xport *x)
+static int mesh_done(struct jc_run *run, struct algo_xport *x)
 {
     const struct jc_geom *g = &run->op->g;
     if (run->mesh.ff < run->mesh.nred) /* nred is 0 for all-gather */
@@ -184,14 +185,14 @@ static int mesh_done(struct jc_run *run, struct jc_xport *x)
         const struct jc_mpeer *mp = &run->mesh.p[p];
         if (p == g->rank)
             continue;
-        if (mp->sent < mp->nsend || jc_since(jc_x_sdone(x, p, 0), mp->sbase) < mp->nsend ||
-            jc_since(jc_x_landed(x, p, 0), mp->rbase) < mp->nrecv)
+        if (mp->sent < mp->nsend || jc_since(ax_sdone(x, p, 0), mp->sbase) < mp->nsend ||
+            jc_since(ax_landed(x, p, 0), mp->rbase) < mp->nrecv)
             return 0;
     }
     return 1;
 }
 
-static int mesh_post(struct jc_run *run, struct jc_xport *x, int *progress)
+static int mesh_post(struct jc_run *run, struct algo_xport *x, int *progress)
 {
     const struct jc_geom *g = &run->op->g;
     for (int p = 0; p < g->nranks; p++)
@@ -218,7 +219,7 @@ static int mesh_sent_all(const struct jc_run *run)
     return 1;
 }
 
-static int mesh_advance(struct jc_run *run, struct jc_xport *x, int *progress)
+static int mesh_advance(struct jc_run *run, struct algo_xport *x, int *progress)
 {
     const struct jc_geom *g = &run->op->g;
     while (run->mesh.ff < run->mesh.nred && fold_step(run, x)) /* none for all-gather */

@@ -73,7 +73,7 @@ static uint32_t frames_total(const struct jc_geom *g, const struct jc_rlane *l, 
     return n;
 }
 
-static void lane_init(struct jc_run *run, struct jc_xport *x, int d, int w)
+static void lane_init(struct jc_run *run, struct algo_xport *x, int d, int w)
 {
     struct jc_ring_run *rr = &run->ring;
     const struct jc_geom *g = &run->op->g;
@@ -82,10 +82,10 @@ static void lane_init(struct jc_run *run, struct jc_xport *x, int d, int w)
     memset(l, 0, sizeof(*l));
     l->d = d;
     l->w = w;
-    l->lane = jc_ring_lane(jc_x_wires(x), d, w);
+    l->lane = jc_ring_lane(ax_wires(x), d, w);
     l->speer = jc_ring_peer(g, d, 0);
     l->rpeer = jc_ring_peer(g, d, 1);
-    l->rbase = jc_x_posted(x, l->rpeer, l->lane);
+    l->rbase = ax_posted(x, l->rpeer, l->lane);
     l->nsend = frames_total(g, l, rr->T, 0);
     l->nrecv = frames_total(g, l, rr->T, 1);
     part_of(g, l, 0, 0, &r0);
@@ -96,7 +96,7 @@ static void lane_init(struct jc_run *run, struct jc_xport *x, int d, int w)
 }
 
 /* Receive side only: the previous operation may still be running. */
-static int ring_start(struct jc_run *run, struct jc_xport *x)
+static int ring_start(struct jc_run *run, struct algo_xport *x)
 {
     struct jc_ring_run *rr = &run->ring;
     const struct jc_geom *g = &run->op->g;
@@ -109,18 +109,18 @@ static int ring_start(struct jc_run *run, struct jc_xport *x)
 }
 
 /* The previous operation is done: this one may send, and touch the caller's memory. */
-static int ring_arm(struct jc_run *run, struct jc_xport *x)
+static int ring_arm(struct jc_run *run, struct algo_xport *x)
 {
     struct jc_ring_run *rr = &run->ring;
     const struct jc_op *op = run->op;
     const struct jc_geom *g = &op->g;
     for (int i = 0; i < rr->nl; i++)
-        rr->l[i].sbase = jc_x_sent(x, rr->l[i].speer, rr->l[i].lane);
+        rr->l[i].sbase = ax_sent(x, rr->l[i].speer, rr->l[i].lane);
     rr->acc = op->out;
     if (g->kind == JC_REDUCESCATTER) {
         /* Partial sums of other ranks' chunks need a home: never the caller's input. */
         rr->acc = (struct jc_buf){.base = g->wo, .len = g->wb};
-        rr->acc.p = jc_x_scratch(x, run->idx, g->wb, &rr->acc.mr);
+        rr->acc.p = ax_scratch(x, run->idx, g->wb, &rr->acc.mr);
         if (!rr->acc.p)
             return -1;
     }
@@ -130,11 +130,11 @@ static int ring_arm(struct jc_run *run, struct jc_xport *x)
 }
 
 /* Reduces (or just accounts for) every frame that landed, in order. */
-static void lane_process(struct jc_run *run, struct jc_xport *x, struct jc_rlane *l, int *prog)
+static void lane_process(struct jc_run *run, struct algo_xport *x, struct jc_rlane *l, int *prog)
 {
     const struct jc_op *op = run->op;
     const struct jc_geom *g = &op->g;
-    uint32_t landed = jc_since(jc_x_landed(x, l->rpeer, l->lane), l->rbase);
+    uint32_t landed = jc_since(ax_landed(x, l->rpeer, l->lane), l->rbase);
     /* Landings past nrecv belong to the next operation, which posted after us. */
     while (l->proc < landed && l->proc < l->nrecv) {
         if (jc_ring_reduces(g, l->qc.t)) {
@@ -143,9 +143,9 @@ static void lane_process(struct jc_run *run, struct jc_xport *x, struct jc_rlane
             cur_frame(g, &l->qc, &fr);
             char *dst = jc_ring_final(g, l->qc.t) ? jc_at(&op->out, fr.lo)
                                                   : jc_at(&run->ring.acc, fr.lo);
-            op->fn(dst, jc_at(&op->in, fr.lo), jc_x_slot(x, l->rpeer, l->lane, s, NULL),
+            op->fn(dst, jc_at(&op->in, fr.lo), ax_slot(x, l->rpeer, l->lane, s, NULL),
                    fr.len / g->esz);
-            jc_x_slot_give(x, l->rpeer, l->lane, s);
+            ax_slot_give(x, l->rpeer, l->lane, s);
         }
         l->proc++;
         cur_next(g, l, run->ring.T, 1, &l->qc);
@@ -154,27 +154,27 @@ static void lane_process(struct jc_run *run, struct jc_xport *x, struct jc_rlane
 }
 
 /* Posts receives in schedule order: partial sums into a free slot, final data in place. */
-static int lane_post(struct jc_run *run, struct jc_xport *x, struct jc_rlane *l, int *prog)
+static int lane_post(struct jc_run *run, struct algo_xport *x, struct jc_rlane *l, int *prog)
 {
     const struct jc_op *op = run->op;
     const struct jc_geom *g = &op->g;
     /* posted - proc stays below JC_POST_MAX so that slot_of is not overwritten while an
      * operation posts ahead without processing (the next one, see jc_algo_ops). */
     while (l->posted < l->nrecv && l->posted - l->proc < JC_POST_MAX &&
-           jc_x_can_recv(x, l->rpeer, l->lane)) {
+           ax_can_recv(x, l->rpeer, l->lane)) {
         struct jc_range fr;
         char *buf;
         struct fab_mr *mr = op->out.mr;
         int s = -1;
         cur_frame(g, &l->pc, &fr);
         if (jc_ring_reduces(g, l->pc.t)) {
-            if ((s = jc_x_slot_take(x, l->rpeer, l->lane)) < 0)
+            if ((s = ax_slot_take(x, l->rpeer, l->lane)) < 0)
                 break;
-            buf = jc_x_slot(x, l->rpeer, l->lane, s, &mr);
+            buf = ax_slot(x, l->rpeer, l->lane, s, &mr);
         } else {
             buf = jc_at(&op->out, fr.lo);
         }
-        if (jc_x_recv(x, l->rpeer, l->lane, buf, fr.len, mr) != 0)
+        if (ax_recv(x, l->rpeer, l->lane, buf, fr.len, mr) != 0)
             return -1;
         l->slot_of[l->posted % JC_POST_MAX] = (int8_t)s;
         l->posted++;
@@ -192,17 +192,17 @@ static const struct jc_buf *send_src(const struct jc_run *run, int t)
     return jc_ring_reduces(&run->op->g, t) ? &run->ring.acc : &run->op->out;
 }
 
-static int lane_send(struct jc_run *run, struct jc_xport *x, struct jc_rlane *l, int *prog)
+static int lane_send(struct jc_run *run, struct algo_xport *x, struct jc_rlane *l, int *prog)
 {
     const struct jc_geom *g = &run->op->g;
-    while (l->sent < l->nsend && jc_x_can_send(x, l->speer, l->lane)) {
+    while (l->sent < l->nsend && ax_can_send(x, l->speer, l->lane)) {
         /* Frame k of step >= 1 is received frame k - n0: it must be processed first. */
         if (l->sent >= l->n0 && l->proc <= l->sent - l->n0)
             break;
         struct jc_range fr;
         const struct jc_buf *b = send_src(run, l->sc.t);
         cur_frame(g, &l->sc, &fr);
-        if (jc_x_send(x, l->speer, l->lane, jc_at(b, fr.lo), fr.len, b->mr) != 0)
+        if (ax_send(x, l->speer, l->lane, jc_at(b, fr.lo), fr.len, b->mr) != 0)
             return -1;
         l->sent++;
         cur_next(g, l, run->ring.T, 0, &l->sc);
@@ -211,14 +211,14 @@ static int lane_send(struct jc_run *run, struct jc_xport *x, struct jc_rlane *l,
     return 0;
 }
 
-static int lane_done(struct jc_xport *x, const struct jc_rlane *l)
+static int lane_done(struct algo_xport *x, const struct jc_rlane *l)
 {
     /* >=: the next operation's sends may complete on the same stream after ours. */
     return l->proc == l->nrecv && l->sent == l->nsend &&
-           jc_since(jc_x_sdone(x, l->speer, l->lane), l->sbase) >= l->nsend;
+           jc_since(ax_sdone(x, l->speer, l->lane), l->sbase) >= l->nsend;
 }
 
-static int ring_post(struct jc_run *run, struct jc_xport *x, int *progress)
+static int ring_post(struct jc_run *run, struct algo_xport *x, int *progress)
 {
     for (int i = 0; i < run->ring.nl; i++)
         if (lane_post(run, x, &run->ring.l[i], progress) != 0)
@@ -242,7 +242,7 @@ static int ring_sent_all(const struct jc_run *run)
     return 1;
 }
 
-static int ring_advance(struct jc_run *run, struct jc_xport *x, int *progress)
+static int ring_advance(struct jc_run *run, struct algo_xport *x, int *progress)
 {
     int done = 1;
     for (int i = 0; i < run->ring.nl; i++) {

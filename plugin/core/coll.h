@@ -7,13 +7,14 @@
  * counts): that is the credit that allows it to send. Data and control never share a lane,
  * so each lane's receives are posted in exactly the order the peer sends.
  *
- * Threads: the API threads validate and queue operations (a ring of JC_QSIZE requests) and
+ * Threads: the API threads validate and queue operations (a ring of COLL_QSIZE requests) and
  * read their completion state; one progress thread per comm owns everything else. It sleeps
  * in cq_wait whenever nothing moves. */
 #ifndef JACCL_CORE_COLL_H
 #define JACCL_CORE_COLL_H
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -21,42 +22,42 @@
 #include "core/comm.h"
 #include "core/conn.h"
 
-#define JC_QSIZE      256
-#define JC_CTRL_N     (JC_POST_MAX * JC_MAX_PARTS + 8) /* control receives per link */
-#define JC_CTRL_MAGIC 0x4a43544cu                      /* "JCTL" */
-#define JC_TAG_MAGIC  0x4a43u
-#define JC_REQ_MAGIC  0x4a435251u
+#define COLL_QSIZE      256
+#define COLL_CTRL_N     (JC_POST_MAX * JC_MAX_PARTS + 8) /* control receives per link */
+#define COLL_CTRL_MAGIC 0x4a43544cu                      /* "JCTL" */
+#define COLL_TAG_MAGIC  0x4a43u
+#define COLL_REQ_MAGIC  0x4a435251u
 
 /* wr_id: type | link | lane | per-stream sequence number */
-enum jc_wr { JC_WR_DSEND = 1, JC_WR_DRECV, JC_WR_CSEND, JC_WR_CRECV };
-#define JC_WR(type, link, lane, idx) \
+enum coll_wr { COLL_WR_DSEND = 1, COLL_WR_DRECV, COLL_WR_CSEND, COLL_WR_CRECV };
+#define COLL_WR(type, link, lane, idx) \
     ((uint64_t)(type) << 60 | (uint64_t)(link) << 40 | (uint64_t)(lane) << 32 | (uint32_t)(idx))
-#define JC_WR_TYPE(w) ((unsigned)((w) >> 60))
-#define JC_WR_LINK(w) ((int)(((w) >> 40) & 0xfffff))
-#define JC_WR_LANE(w) ((int)(((w) >> 32) & 0xff))
-#define JC_WR_IDX(w)  ((uint32_t)(w))
+#define COLL_WR_TYPE(w) ((unsigned)((w) >> 60))
+#define COLL_WR_LINK(w) ((int)(((w) >> 40) & 0xfffff))
+#define COLL_WR_LANE(w) ((int)(((w) >> 32) & 0xff))
+#define COLL_WR_IDX(w)  ((uint32_t)(w))
 
-struct jc_ctrl {
+struct coll_ctrl {
     uint32_t magic;
     uint16_t ndata;  /* data lanes described below */
     uint16_t src;    /* sender's rank */
     uint64_t op_seq; /* the operation the sender is running (for cross-checks) */
     uint32_t op_sig;
-    uint32_t flags;                /* JC_CTRL_BYE */
+    uint32_t flags;                /* COLL_CTRL_BYE */
     uint32_t posted[JC_MAX_PARTS]; /* receives posted so far on each data lane */
     uint32_t sent[JC_MAX_PARTS];   /* sends posted so far on each data lane */
 };
 
 /* The sender is closing: it needs nothing more from us, and its counts are final (it posts no
  * further receive or send), so whatever this rank still wants beyond them can never happen. */
-#define JC_CTRL_BYE 1u
+#define COLL_CTRL_BYE 1u
 
 /* coll_ctrl.c: 0 and *out filled when `len` bytes at `buf` are a control message from rank
  * `src` for a link of `ndata` data lanes; -1 otherwise. */
-int jc_ctrl_decode(const void *buf, size_t len, int ndata, int src, struct jc_ctrl *out);
+int coll_ctrl_decode(const void *buf, size_t len, int ndata, int src, struct coll_ctrl *out);
 
 /* One ordered stream per (link, data lane), both directions. */
-struct jc_stream {
+struct coll_stream {
     uint32_t sent, sdone, granted;       /* outgoing */
     uint32_t posted, landed, advertised; /* incoming */
     uint32_t nxt_from;                   /* receives from here on are nxt's (while it runs) */
@@ -65,13 +66,13 @@ struct jc_stream {
     uint8_t busy;                        /* staging slots in use, one bit each */
 };
 
-struct jc_link {
+struct coll_link {
     int peer;               /* rank; -1 while the connection is being set up */
     struct fab_ep *ep;      /* ours once bound to a rank (closed by us) */
     struct fab_ep *pending; /* during set-up: owned by the connection code */
     char desc[64];
-    struct jc_stream s[JC_MAX_PARTS];
-    struct jc_ctrl *rx, *tx; /* JC_CTRL_N each */
+    struct coll_stream s[JC_MAX_PARTS];
+    struct coll_ctrl *rx, *tx; /* COLL_CTRL_N each */
     uint32_t tx_posted, tx_done;
     uint64_t peer_seq; /* latest operation the peer said it runs, and its signature */
     uint32_t peer_sig;
@@ -79,7 +80,7 @@ struct jc_link {
     uint32_t peer_sent[JC_MAX_PARTS]; /* the peer's final send counts, once bye_rcvd */
 };
 
-enum jc_req_state { JC_REQ_FREE = 0, JC_REQ_QUEUED, JC_REQ_DONE };
+enum coll_req_state { COLL_REQ_FREE = 0, COLL_REQ_QUEUED, COLL_REQ_DONE };
 
 struct coll_req {
     uint32_t magic;
@@ -104,13 +105,14 @@ struct coll_listen {
 
 struct coll_comm {
     struct coll_handle *h;
+    struct algo_xport xp; /* what the algorithms run on: coll_xport_ops */
     const struct fab_ops *ops;
     struct fab_domain *dom;
     int dev, nranks, rank, wires, ndata;
     struct jc_choice choice;
     struct fab_cq *cq;
     int nlinks, maxlinks;
-    struct jc_link *links;
+    struct coll_link *links;
     /* Link carrying lanes < W out to / lanes >= W in from a peer (the peer as right neighbour),
      * and the other way round (as left neighbour). The same link except with two ranks, where
      * the single peer is both neighbours and gets two connections (two I/O paths). */
@@ -122,7 +124,7 @@ struct coll_comm {
     /* queue: API threads fill at q_tail (under qlock), the progress thread runs q_exec */
     pthread_mutex_t qlock;
     uint64_t q_tail, q_exec;
-    struct coll_req req[JC_QSIZE];
+    struct coll_req req[COLL_QSIZE];
     /* progress thread */
     pthread_t thread;
     int started;
@@ -143,14 +145,22 @@ struct coll_comm {
     int cur_run;
 };
 
-static inline struct jc_xport *coll_xport(struct coll_comm *c)
+/* The comm as the algorithms' transport (algo/xport.h), and back. */
+#define coll_container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
+
+static inline struct algo_xport *coll_xport(struct coll_comm *c)
 {
-    return (struct jc_xport *)c;
+    return &c->xp;
 }
 
-static inline struct coll_comm *xport_comm(struct jc_xport *x)
+static inline struct coll_comm *xport_comm(struct algo_xport *x)
 {
-    return (struct coll_comm *)x;
+    return coll_container_of(x, struct coll_comm, xp);
+}
+
+static inline const struct coll_comm *xport_ccomm(const struct algo_xport *x)
+{
+    return coll_container_of(x, const struct coll_comm, xp);
 }
 
 /* coll_handle.c */
@@ -167,20 +177,23 @@ struct coll_comm *coll_comm_new(int dev, int nranks, int rank, int wires);
 /* Also kills c->h (if any): unregistered, its memory handles released, freed. */
 void coll_comm_free(struct coll_comm *c);
 struct jaccl_conn_setup coll_setup(struct coll_comm *c);
-/* role: JC_LINK_BOTH, or with two ranks JC_LINK_RIGHT / JC_LINK_LEFT (the peer as this rank's
+/* role: COLL_LINK_BOTH, or with two ranks COLL_LINK_RIGHT / COLL_LINK_LEFT (the peer as this rank's
  * right / left neighbour). */
-enum jc_link_role { JC_LINK_BOTH, JC_LINK_RIGHT, JC_LINK_LEFT };
-int coll_link_bind(struct coll_comm *c, struct fab_ep *ep, int peer, enum jc_link_role role,
+enum coll_link_role { COLL_LINK_BOTH, COLL_LINK_RIGHT, COLL_LINK_LEFT };
+int coll_link_bind(struct coll_comm *c, struct fab_ep *ep, int peer, enum coll_link_role role,
                    const char *desc);
 int coll_stage_alloc(struct coll_comm *c);
 int coll_thread_start(struct coll_comm *c);
 
 /* coll_xport.c */
+extern const struct algo_xport_ops coll_xport_ops;
+/* coll_comm.c: the transport's scratch (algo_xport_ops.scratch). */
+char *coll_x_scratch(struct algo_xport *x, int idx, size_t len, struct fab_mr **mr);
 int coll_x_poll(struct coll_comm *c); /* completions dispatched */
 void coll_x_grants(struct coll_comm *c);
 /* The link and stream that carry (peer, lane) out of this rank (tx) or into it (rx). */
 int coll_x_link(const struct coll_comm *c, int peer, int lane, int rx);
-struct jc_stream *coll_x_stream(struct coll_comm *c, int peer, int lane, int rx);
+struct coll_stream *coll_x_stream(struct coll_comm *c, int peer, int lane, int rx);
 void coll_x_close_all(struct coll_comm *c);
 /* Fails the comm if a peer said it runs operation q->seq with another signature. */
 void coll_x_check_sig(struct coll_comm *c, const struct coll_req *q);

@@ -23,16 +23,16 @@ static void *alloc_pages(size_t len)
 
 static int ctrl_alloc(struct coll_comm *c)
 {
-    size_t len = (size_t)c->maxlinks * 2 * JC_CTRL_N * sizeof(struct jc_ctrl);
+    size_t len = (size_t)c->maxlinks * 2 * COLL_CTRL_N * sizeof(struct coll_ctrl);
     c->ctrl_mem = alloc_pages(len);
     if (!c->ctrl_mem || c->ops->mr_reg(c->dom, c->ctrl_mem, len, &c->ctrl_mr) != 0)
         return -ENOMEM;
     for (int i = 0; i < c->maxlinks; i++) {
-        struct jc_link *l = &c->links[i];
+        struct coll_link *l = &c->links[i];
         l->peer = -1;
         l->peer_seq = UINT64_MAX; /* has said nothing yet */
-        l->rx = (struct jc_ctrl *)c->ctrl_mem + (size_t)i * 2 * JC_CTRL_N;
-        l->tx = l->rx + JC_CTRL_N;
+        l->rx = (struct coll_ctrl *)c->ctrl_mem + (size_t)i * 2 * COLL_CTRL_N;
+        l->tx = l->rx + COLL_CTRL_N;
         for (int s = 0; s < JC_MAX_PARTS; s++)
             l->s[s].stage = -1;
     }
@@ -45,6 +45,7 @@ struct coll_comm *coll_comm_new(int dev, int nranks, int rank, int wires)
     if (!c)
         return NULL;
     c->ops = jaccl_fabric();
+    c->xp.ops = &coll_xport_ops;
     c->dev = dev;
     c->nranks = nranks;
     c->rank = rank;
@@ -52,13 +53,13 @@ struct coll_comm *coll_comm_new(int dev, int nranks, int rank, int wires)
     c->ndata = 2 * wires;
     c->maxlinks = 2 * nranks + 4; /* room for connection attempts that fail half-way */
     pthread_mutex_init(&c->qlock, NULL);
-    for (int i = 0; i < JC_QSIZE; i++)
-        c->req[i].magic = JC_REQ_MAGIC;
+    for (int i = 0; i < COLL_QSIZE; i++)
+        c->req[i].magic = COLL_REQ_MAGIC;
     for (int p = 0; p < JC_MAX_RANKS; p++)
         c->link_r[p] = c->link_l[p] = -1;
     c->dom = jaccl_domain_get(dev);
     c->links = calloc((size_t)c->maxlinks, sizeof(*c->links));
-    int depth = c->maxlinks * (c->ndata * (JC_POST_MAX + JC_SEND_MAX) + 2 * JC_CTRL_N);
+    int depth = c->maxlinks * (c->ndata * (JC_POST_MAX + JC_SEND_MAX) + 2 * COLL_CTRL_N);
     if (!c->dom || !c->links || ctrl_alloc(c) != 0 ||
         c->ops->cq_create(c->dom, depth, &c->cq) != 0) {
         coll_comm_free(c);
@@ -106,11 +107,11 @@ static int post_initial(struct fab_ep *ep, void *arg)
     if (c->nlinks >= c->maxlinks)
         return -ENOSPC;
     int li = c->nlinks++;
-    struct jc_link *l = &c->links[li];
+    struct coll_link *l = &c->links[li];
     l->pending = ep;
-    for (uint32_t i = 0; i < JC_CTRL_N; i++) {
+    for (uint32_t i = 0; i < COLL_CTRL_N; i++) {
         int rc = c->ops->post_recv(ep, c->ndata, &l->rx[i], sizeof(l->rx[i]), c->ctrl_mr,
-                                   JC_WR(JC_WR_CRECV, li, c->ndata, i));
+                                   COLL_WR(COLL_WR_CRECV, li, c->ndata, i));
         if (rc != 0)
             return rc;
     }
@@ -124,8 +125,8 @@ struct jaccl_conn_setup coll_setup(struct coll_comm *c)
             .dom = c->dom,
             .cq = c->cq,
             .attr = {.nlanes = c->ndata + 1,
-                     .max_send_wr = JC_CTRL_N,
-                     .max_recv_wr = JC_CTRL_N,
+                     .max_send_wr = COLL_CTRL_N,
+                     .max_recv_wr = COLL_CTRL_N,
                      .liveness_ns = jaccl_timeout_ns()},
             .post_initial = post_initial,
             .arg = c,
@@ -136,19 +137,19 @@ struct jaccl_conn_setup coll_setup(struct coll_comm *c)
 
 /* Ties a finished endpoint to its rank. The newest link with that endpoint pointer wins: an
  * older one belonged to a failed attempt whose endpoint was freed (and its address reused). */
-int coll_link_bind(struct coll_comm *c, struct fab_ep *ep, int peer, enum jc_link_role role,
+int coll_link_bind(struct coll_comm *c, struct fab_ep *ep, int peer, enum coll_link_role role,
                    const char *desc)
 {
     for (int i = c->nlinks - 1; i >= 0; i--) {
-        struct jc_link *l = &c->links[i];
+        struct coll_link *l = &c->links[i];
         if (l->pending == ep && l->peer < 0) {
             l->ep = ep;
             l->pending = NULL;
             l->peer = peer;
             snprintf(l->desc, sizeof(l->desc), "%s", desc);
-            if (role != JC_LINK_LEFT)
+            if (role != COLL_LINK_LEFT)
                 c->link_r[peer] = (int16_t)i;
-            if (role != JC_LINK_RIGHT)
+            if (role != COLL_LINK_RIGHT)
                 c->link_l[peer] = (int16_t)i;
             return 0;
         }
@@ -159,7 +160,7 @@ int coll_link_bind(struct coll_comm *c, struct fab_ep *ep, int peer, enum jc_lin
 /* Marks the incoming stream (peer, lane) as one that reduces what it receives. */
 static void mark_stage(struct coll_comm *c, int peer, int lane, int *n)
 {
-    struct jc_stream *s = coll_x_stream(c, peer, lane, 1);
+    struct coll_stream *s = coll_x_stream(c, peer, lane, 1);
     if (s->stage < 0)
         s->stage = (*n)++;
 }
@@ -184,7 +185,7 @@ int coll_stage_alloc(struct coll_comm *c)
     return 0;
 }
 
-char *jc_x_scratch(struct jc_xport *x, int idx, size_t len, struct fab_mr **mr)
+char *coll_x_scratch(struct algo_xport *x, int idx, size_t len, struct fab_mr **mr)
 {
     struct coll_comm *c = xport_comm(x);
     if (len > c->scratch_len[idx]) {

@@ -102,7 +102,7 @@ static int start_connectors(struct cx *x)
         x->missing += pair ? 2 : 1;
         if (!(x->need[p] & NEED_CONN))
             continue;
-        uint32_t tag = (uint32_t)JC_TAG_MAGIC << 16 | (pair ? TAG_PAIR : 0) | (uint32_t)c->rank;
+        uint32_t tag = (uint32_t)COLL_TAG_MAGIC << 16 | (pair ? TAG_PAIR : 0) | (uint32_t)c->rank;
         if (jaccl_connector_start(&x->hs[p], tag, &x->setup, &x->conn[p]) != 0) {
             JWARN("CollNet connect: cannot start connecting to rank %d (%s)", p, x->desc[p]);
             return -1;
@@ -113,9 +113,9 @@ static int start_connectors(struct cx *x)
 
 static int bind_peer(struct cx *x, struct fab_ep *ep, int peer, int need)
 {
-    enum jc_link_role role = x->c->nranks != 2   ? JC_LINK_BOTH
-                             : need == NEED_CONN ? JC_LINK_RIGHT
-                                                 : JC_LINK_LEFT;
+    enum coll_link_role role = x->c->nranks != 2   ? COLL_LINK_BOTH
+                               : need == NEED_CONN ? COLL_LINK_RIGHT
+                                                   : COLL_LINK_LEFT;
     if (coll_link_bind(x->c, ep, peer, role, x->desc[peer]) != 0) {
         x->c->ops->ep_close(ep);
         return -1;
@@ -129,7 +129,7 @@ static int bind_peer(struct cx *x, struct fab_ep *ep, int peer, int need)
 static int on_accept(struct cx *x, struct fab_ep *ep, uint32_t tag, const char *peer)
 {
     int from = (int)(tag & 0x7fff), pair = (tag & TAG_PAIR) != 0;
-    if (tag >> 16 != JC_TAG_MAGIC || from >= x->c->nranks || !(x->need[from] & NEED_ACC) ||
+    if (tag >> 16 != COLL_TAG_MAGIC || from >= x->c->nranks || !(x->need[from] & NEED_ACC) ||
         pair != (x->c->nranks == 2)) {
         JWARN("CollNet connect: dropped an unexpected connection from %s (tag %#x)", peer, tag);
         x->c->ops->ep_close(ep);
@@ -204,7 +204,7 @@ static int finish(struct cx *x)
 {
     struct coll_comm *c = x->c;
     if (coll_stage_alloc(c) != 0 || !(c->h = coll_handle_new(JC_COLL, c)) ||
-        jaccl_reg_add(c->req, sizeof(c->req[0]), JC_QSIZE, JO_COLL_REQ, c) != 0) {
+        jaccl_reg_add(c->req, sizeof(c->req[0]), COLL_QSIZE, JO_COLL_REQ, c) != 0) {
         JWARN("CollNet connect: out of memory for staging buffers");
         return -1;
     }

@@ -6,14 +6,14 @@
 
 #include "core/coll.h"
 
-int jc_ctrl_decode(const void *buf, size_t len, int ndata, int src, struct jc_ctrl *out)
+int coll_ctrl_decode(const void *buf, size_t len, int ndata, int src, struct coll_ctrl *out)
 {
     if (len != sizeof(*out) || ndata < 0 || ndata > JC_MAX_PARTS)
         return -1;
     memcpy(out, buf, sizeof(*out));
     /* From the rank this link was set up with, describing exactly our data lanes. */
-    if (out->magic != JC_CTRL_MAGIC || out->ndata != ndata || out->src != src ||
-        (out->flags & ~JC_CTRL_BYE) != 0)
+    if (out->magic != COLL_CTRL_MAGIC || out->ndata != ndata || out->src != src ||
+        (out->flags & ~COLL_CTRL_BYE) != 0)
         return -1;
     return 0;
 }

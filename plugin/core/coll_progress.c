@@ -20,7 +20,7 @@ static void describe_wait(struct coll_comm *c, char *buf, size_t len)
     size_t off = 0;
     buf[0] = '\0';
     for (int i = 0; i < c->nlinks && off < len; i++) {
-        struct jc_link *l = &c->links[i];
+        struct coll_link *l = &c->links[i];
         int data = 0;
         for (int s = 0; s < c->ndata; s++)
             data |= l->s[s].posted != l->s[s].landed;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The request queue between NCCL's threads and the progress thread, and test().
  *
- * A ring of JC_QSIZE requests: enqueue fills the slot at q_tail if test() has released it (else
+ * A ring of COLL_QSIZE requests: enqueue fills the slot at q_tail if test() has released it (else
  * NCCL gets a NULL request and retries), the progress thread runs slots in order from q_exec,
  * and test() only reads the slot's atomic state: it never blocks and never progresses anything. */
 #include <limits.h>
@@ -14,8 +14,8 @@
 ncclResult_t coll_enqueue(struct coll_comm *c, const struct jc_op *op, void **request)
 {
     pthread_mutex_lock(&c->qlock);
-    struct coll_req *r = &c->req[c->q_tail % JC_QSIZE];
-    if (atomic_load(&r->state) != JC_REQ_FREE) {
+    struct coll_req *r = &c->req[c->q_tail % COLL_QSIZE];
+    if (atomic_load(&r->state) != COLL_REQ_FREE) {
         pthread_mutex_unlock(&c->qlock);
         *request = NULL; /* full: NCCL calls again later */
         return ncclSuccess;
@@ -23,7 +23,7 @@ ncclResult_t coll_enqueue(struct coll_comm *c, const struct jc_op *op, void **re
     r->op = *op;
     r->seq = c->q_tail;
     r->result = ncclSuccess;
-    atomic_store(&r->state, JC_REQ_QUEUED);
+    atomic_store(&r->state, COLL_REQ_QUEUED);
     c->q_tail++;
     pthread_mutex_unlock(&c->qlock);
     c->ops->cq_wake(c->cq);
@@ -35,8 +35,8 @@ ncclResult_t coll_enqueue(struct coll_comm *c, const struct jc_op *op, void **re
 struct coll_req *coll_next(struct coll_comm *c, int ahead)
 {
     uint64_t seq = c->q_exec + (uint64_t)ahead;
-    struct coll_req *r = &c->req[seq % JC_QSIZE];
-    if (atomic_load(&r->state) == JC_REQ_QUEUED && r->seq == seq)
+    struct coll_req *r = &c->req[seq % COLL_QSIZE];
+    if (atomic_load(&r->state) == COLL_REQ_QUEUED && r->seq == seq)
         return r;
     return NULL;
 }
@@ -51,7 +51,7 @@ void coll_finish(struct coll_comm *c, struct coll_req *r, ncclResult_t rc)
     if ((unsigned)r->op.algo < sizeof(c->stats.by_algo) / sizeof(c->stats.by_algo[0]))
         c->stats.by_algo[r->op.algo]++;
     r->result = rc;
-    atomic_store(&r->state, JC_REQ_DONE);
+    atomic_store(&r->state, COLL_REQ_DONE);
     c->q_exec++;
 }
 
@@ -61,16 +61,16 @@ ncclResult_t jaccl_coll_test(void *request, int *done, int *size)
     if (!r || !done)
         return ncclInternalError;
     int st = atomic_load(&r->state);
-    if (st == JC_REQ_FREE) {
+    if (st == COLL_REQ_FREE) {
         JWARN("CollNet test: request %p is not in flight (already completed?)", request);
         return ncclInternalError;
     }
-    *done = st == JC_REQ_DONE;
+    *done = st == COLL_REQ_DONE;
     if (!*done)
         return ncclSuccess;
     ncclResult_t rc = r->result;
     if (size)
         *size = r->op.out.len > INT_MAX ? INT_MAX : (int)r->op.out.len; /* bytes out */
-    atomic_store(&r->state, JC_REQ_FREE);
+    atomic_store(&r->state, COLL_REQ_FREE);
     return rc;
 }

@@ -8,7 +8,7 @@
  * count: nothing is ever sent that the peer has no receive for, as verbs UC requires.
  * Control messages are bounded too: each one carries at least one new grant, and a grant stays
  * outstanding until its data arrives, so at most JC_POST_MAX per data lane are ever unread;
- * JC_CTRL_N control receives per link cover that. */
+ * COLL_CTRL_N control receives per link cover that. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,19 +24,19 @@ int coll_x_link(const struct coll_comm *c, int peer, int lane, int rx)
     return as_right ? c->link_r[peer] : c->link_l[peer];
 }
 
-struct jc_stream *coll_x_stream(struct coll_comm *c, int peer, int lane, int rx)
+struct coll_stream *coll_x_stream(struct coll_comm *c, int peer, int lane, int rx)
 {
     return &c->links[coll_x_link(c, peer, lane, rx)].s[lane];
 }
 
-int jc_x_wires(const struct jc_xport *x)
+static int x_wires(const struct algo_xport *x)
 {
-    return ((const struct coll_comm *)x)->wires;
+    return xport_ccomm(x)->wires;
 }
 
 /* The peer of link l closed its comm and this rank's running operation still needs it: the
  * operation can never complete, so it fails now instead of waiting for a timeout. */
-static void peer_left(struct coll_comm *c, const struct jc_link *l, const char *what, int lane)
+static void peer_left(struct coll_comm *c, const struct coll_link *l, const char *what, int lane)
 {
     coll_fail(c, ncclRemoteError,
               "rank %d (%s) closed its comm, but this rank's collective #%llu still needs to %s "
@@ -47,11 +47,11 @@ static void peer_left(struct coll_comm *c, const struct jc_link *l, const char *
 /* Callers ask only when they want to send (or post) the next message of an operation. Once
  * nxt is armed, cur has posted all its sends, so the one asking is nxt: it is judged when it
  * becomes cur (it asks again), and cur may still complete with what is already on its way. */
-int jc_x_can_send(struct jc_xport *x, int peer, int lane)
+static int x_can_send(struct algo_xport *x, int peer, int lane)
 {
     struct coll_comm *c = xport_comm(x);
-    struct jc_link *l = &c->links[coll_x_link(c, peer, lane, 0)];
-    struct jc_stream *s = &l->s[lane];
+    struct coll_link *l = &c->links[coll_x_link(c, peer, lane, 0)];
+    struct coll_stream *s = &l->s[lane];
     if (l->bye_rcvd && s->granted == s->sent) { /* its grants are final: no receive is coming */
         if (!(c->nxt && c->nxt_armed))
             peer_left(c, l, "send to", lane);
@@ -60,11 +60,11 @@ int jc_x_can_send(struct jc_xport *x, int peer, int lane)
     return (int32_t)(s->granted - s->sent) > 0 && s->sent - s->sdone < JC_SEND_MAX;
 }
 
-int jc_x_can_recv(struct jc_xport *x, int peer, int lane)
+static int x_can_recv(struct algo_xport *x, int peer, int lane)
 {
     struct coll_comm *c = xport_comm(x);
-    struct jc_link *l = &c->links[coll_x_link(c, peer, lane, 1)];
-    struct jc_stream *s = &l->s[lane];
+    struct coll_link *l = &c->links[coll_x_link(c, peer, lane, 1)];
+    struct coll_stream *s = &l->s[lane];
     if (l->bye_rcvd && (int32_t)(s->posted - l->peer_sent[lane]) >= 0) {
         if (!c->nxt) /* else nxt asks: cur posted all its receives before nxt began */
             peer_left(c, l, "receive from", lane); /* it sent its last message already */
@@ -73,27 +73,27 @@ int jc_x_can_recv(struct jc_xport *x, int peer, int lane)
     return s->posted - s->landed < JC_POST_MAX;
 }
 
-uint32_t jc_x_sent(struct jc_xport *x, int peer, int lane)
+static uint32_t x_sent(struct algo_xport *x, int peer, int lane)
 {
     return coll_x_stream(xport_comm(x), peer, lane, 0)->sent;
 }
 
-uint32_t jc_x_sdone(struct jc_xport *x, int peer, int lane)
+static uint32_t x_sdone(struct algo_xport *x, int peer, int lane)
 {
     return coll_x_stream(xport_comm(x), peer, lane, 0)->sdone;
 }
 
-uint32_t jc_x_posted(struct jc_xport *x, int peer, int lane)
+static uint32_t x_posted(struct algo_xport *x, int peer, int lane)
 {
     return coll_x_stream(xport_comm(x), peer, lane, 1)->posted;
 }
 
-uint32_t jc_x_landed(struct jc_xport *x, int peer, int lane)
+static uint32_t x_landed(struct algo_xport *x, int peer, int lane)
 {
     return coll_x_stream(xport_comm(x), peer, lane, 1)->landed;
 }
 
-char *jc_x_slot(struct jc_xport *x, int peer, int lane, int i, struct fab_mr **mr)
+static char *x_slot(struct algo_xport *x, int peer, int lane, int i, struct fab_mr **mr)
 {
     struct coll_comm *c = xport_comm(x);
     int st = coll_x_stream(c, peer, lane, 1)->stage;
@@ -102,9 +102,9 @@ char *jc_x_slot(struct jc_xport *x, int peer, int lane, int i, struct fab_mr **m
     return c->stage_mem + ((size_t)st * JC_SLOTS + (size_t)i) * JC_FRAME_MAX;
 }
 
-int jc_x_slot_take(struct jc_xport *x, int peer, int lane)
+static int x_slot_take(struct algo_xport *x, int peer, int lane)
 {
-    struct jc_stream *s = coll_x_stream(xport_comm(x), peer, lane, 1);
+    struct coll_stream *s = coll_x_stream(xport_comm(x), peer, lane, 1);
     for (int i = 0; i < JC_SLOTS; i++) {
         if (!(s->busy & (1u << i))) {
             s->busy |= (uint8_t)(1u << i);
@@ -114,12 +114,12 @@ int jc_x_slot_take(struct jc_xport *x, int peer, int lane)
     return -1;
 }
 
-void jc_x_slot_give(struct jc_xport *x, int peer, int lane, int i)
+static void x_slot_give(struct algo_xport *x, int peer, int lane, int i)
 {
     coll_x_stream(xport_comm(x), peer, lane, 1)->busy &= (uint8_t) ~(1u << i);
 }
 
-char *jc_x_own(struct jc_xport *x, int idx)
+static char *x_own(struct algo_xport *x, int idx)
 {
     struct coll_comm *c = xport_comm(x);
     return c->stage_mem + ((size_t)c->nstage * JC_SLOTS + (size_t)idx) * JC_FRAME_MAX;
@@ -127,7 +127,7 @@ char *jc_x_own(struct jc_xport *x, int idx)
 
 /* A post fails when the endpoint broke under us (the completion saying why may still be on
  * its way): report the endpoint's reason, not an errno. */
-static void post_failed(struct coll_comm *c, struct jc_link *l, int rc, const char *what,
+static void post_failed(struct coll_comm *c, struct coll_link *l, int rc, const char *what,
                         size_t len)
 {
     const char *why = NULL;
@@ -140,7 +140,7 @@ static void post_failed(struct coll_comm *c, struct jc_link *l, int rc, const ch
 }
 
 /* The endpoint was closed after the peer's goodbye (or by a failure already recorded). */
-static int link_closed(struct coll_comm *c, const struct jc_link *l, const char *what, int lane)
+static int link_closed(struct coll_comm *c, const struct coll_link *l, const char *what, int lane)
 {
     if (l->bye_rcvd)
         peer_left(c, l, what, lane);
@@ -149,16 +149,17 @@ static int link_closed(struct coll_comm *c, const struct jc_link *l, const char 
     return -1;
 }
 
-int jc_x_send(struct jc_xport *x, int peer, int lane, const void *buf, size_t len,
-              struct fab_mr *mr)
+static int x_send(struct algo_xport *x, int peer, int lane, const void *buf, size_t len,
+                  struct fab_mr *mr)
 {
     struct coll_comm *c = xport_comm(x);
     int li = coll_x_link(c, peer, lane, 0);
-    struct jc_link *l = &c->links[li];
-    struct jc_stream *s = &l->s[lane];
+    struct coll_link *l = &c->links[li];
+    struct coll_stream *s = &l->s[lane];
     if (!l->ep)
         return link_closed(c, l, "send to", lane);
-    int rc = c->ops->post_send(l->ep, lane, buf, len, mr, JC_WR(JC_WR_DSEND, li, lane, s->sent));
+    int rc =
+            c->ops->post_send(l->ep, lane, buf, len, mr, COLL_WR(COLL_WR_DSEND, li, lane, s->sent));
     if (rc != 0) {
         post_failed(c, l, rc, "send", len);
         return -1;
@@ -167,15 +168,17 @@ int jc_x_send(struct jc_xport *x, int peer, int lane, const void *buf, size_t le
     return 0;
 }
 
-int jc_x_recv(struct jc_xport *x, int peer, int lane, void *buf, size_t len, struct fab_mr *mr)
+static int x_recv(struct algo_xport *x, int peer, int lane, void *buf, size_t len,
+                  struct fab_mr *mr)
 {
     struct coll_comm *c = xport_comm(x);
     int li = coll_x_link(c, peer, lane, 1);
-    struct jc_link *l = &c->links[li];
-    struct jc_stream *s = &l->s[lane];
+    struct coll_link *l = &c->links[li];
+    struct coll_stream *s = &l->s[lane];
     if (!l->ep)
         return link_closed(c, l, "receive from", lane);
-    int rc = c->ops->post_recv(l->ep, lane, buf, len, mr, JC_WR(JC_WR_DRECV, li, lane, s->posted));
+    int rc = c->ops->post_recv(l->ep, lane, buf, len, mr,
+                               COLL_WR(COLL_WR_DRECV, li, lane, s->posted));
     if (rc != 0) {
         post_failed(c, l, rc, "receive", len);
         return -1;
@@ -215,7 +218,7 @@ ncclResult_t coll_fail(struct coll_comm *c, ncclResult_t rc, const char *fmt, ..
 
 /* A peer that closed its comm, if any: a link failing after it most likely failed because of
  * it (its other peers give up on the group and close), so the WARN names it as the cause. */
-static const struct jc_link *left_peer(const struct coll_comm *c)
+static const struct coll_link *left_peer(const struct coll_comm *c)
 {
     for (int i = 0; i < c->nlinks; i++)
         if (c->links[i].bye_rcvd && c->links[i].peer >= 0)
@@ -223,11 +226,11 @@ static const struct jc_link *left_peer(const struct coll_comm *c)
     return NULL;
 }
 
-static void link_failed(struct coll_comm *c, struct jc_link *l, const struct fab_wc *wc)
+static void link_failed(struct coll_comm *c, struct coll_link *l, const struct fab_wc *wc)
 {
     const char *why;
     ncclResult_t rc = jaccl_wc_failure(c->ops, l->ep, wc->status, &why);
-    const struct jc_link *left = left_peer(c);
+    const struct coll_link *left = left_peer(c);
     if (l->bye_rcvd)
         coll_fail(c, rc,
                   "rank %d (%s) closed its comm, and its connection went down with messages "
@@ -245,14 +248,14 @@ static void link_failed(struct coll_comm *c, struct jc_link *l, const struct fab
 
 /* A link whose peer said goodbye, or any link once we close: it owes us nothing, so its
  * connection going down (the peer closing its sockets) is not a failure. */
-static int link_done(struct coll_comm *c, const struct jc_link *l)
+static int link_done(struct coll_comm *c, const struct coll_link *l)
 {
     return l->bye_rcvd || atomic_load(&c->closing);
 }
 
 /* Nothing in flight on l: every receive landed and every send completed. A link going down
  * after the peer's goodbye with messages still in flight lost them: that fails the comm. */
-static int link_settled(const struct coll_comm *c, const struct jc_link *l)
+static int link_settled(const struct coll_comm *c, const struct coll_link *l)
 {
     for (int i = 0; i < c->ndata; i++)
         if (l->s[i].posted != l->s[i].landed || l->s[i].sent != l->s[i].sdone)
@@ -262,7 +265,7 @@ static int link_settled(const struct coll_comm *c, const struct jc_link *l)
 
 /* Whether link l's peer runs operation q, as far as its last control message says (a peer at
  * another operation has nothing to say about q); fails the comm if it runs another one. */
-static int check_link_sig(struct coll_comm *c, const struct jc_link *l, const struct coll_req *q)
+static int check_link_sig(struct coll_comm *c, const struct coll_link *l, const struct coll_req *q)
 {
     if (l->peer < 0 || l->peer_seq != q->seq || l->peer_sig == q->op.sig)
         return 0;
@@ -285,10 +288,10 @@ void coll_x_check_sig(struct coll_comm *c, const struct coll_req *q)
  * a receiver posts at most JC_POST_MAX past what has landed (<= what we sent); a sender never
  * sends past our grants. Anything else is the peer's bug. (Its send count may trail what has
  * landed here: data lanes may overtake the control lane.) */
-static int ctrl_counts_ok(const struct jc_link *l, const struct jc_ctrl *m, int ndata)
+static int ctrl_counts_ok(const struct coll_link *l, const struct coll_ctrl *m, int ndata)
 {
     for (int i = 0; i < ndata; i++) {
-        const struct jc_stream *s = &l->s[i];
+        const struct coll_stream *s = &l->s[i];
         if ((int32_t)(m->posted[i] - s->granted) < 0 ||
             (int32_t)(m->posted[i] - s->sent) > JC_POST_MAX ||
             (int32_t)(m->sent[i] - s->posted) > 0)
@@ -310,7 +313,7 @@ void coll_x_nxt_begins(struct coll_comm *c)
 void coll_x_check_left(struct coll_comm *c)
 {
     for (int li = 0; li < c->nlinks; li++) {
-        const struct jc_link *l = &c->links[li];
+        const struct coll_link *l = &c->links[li];
         for (int i = 0; l->bye_rcvd && i < c->ndata; i++) {
             uint32_t need = c->nxt ? l->s[i].nxt_from : l->s[i].posted;
             if ((int32_t)(need - l->peer_sent[i]) > 0) {
@@ -322,8 +325,8 @@ void coll_x_check_left(struct coll_comm *c)
 }
 
 /* The peer's goodbye: its counts are final. What this rank still wants to send or receive
- * beyond them is checked as it asks (jc_x_can_*), what it already posted here. */
-static void on_bye(struct coll_comm *c, struct jc_link *l, const struct jc_ctrl *m)
+ * beyond them is checked as it asks (x_can_send, x_can_recv), what it already posted here. */
+static void on_bye(struct coll_comm *c, struct coll_link *l, const struct coll_ctrl *m)
 {
     l->bye_rcvd = 1;
     JINFO(NCCL_NET, "CollNet rank %d: rank %d (%s) closed its comm", c->rank, l->peer, l->desc);
@@ -332,10 +335,10 @@ static void on_bye(struct coll_comm *c, struct jc_link *l, const struct jc_ctrl 
     coll_x_check_left(c);
 }
 
-static void on_ctrl(struct coll_comm *c, struct jc_link *l, int li, uint32_t idx, uint32_t len)
+static void on_ctrl(struct coll_comm *c, struct coll_link *l, int li, uint32_t idx, uint32_t len)
 {
-    struct jc_ctrl m;
-    if (jc_ctrl_decode(&l->rx[idx % JC_CTRL_N], len, c->ndata, l->peer, &m) != 0 ||
+    struct coll_ctrl m;
+    if (coll_ctrl_decode(&l->rx[idx % COLL_CTRL_N], len, c->ndata, l->peer, &m) != 0 ||
         !ctrl_counts_ok(l, &m, c->ndata)) {
         coll_fail(c, ncclRemoteError, "malformed control message from rank %d (%s): %u bytes",
                   l->peer, l->desc, len);
@@ -345,7 +348,7 @@ static void on_ctrl(struct coll_comm *c, struct jc_link *l, int li, uint32_t idx
         l->s[i].granted = m.posted[i];
     l->peer_seq = m.op_seq;
     l->peer_sig = m.op_sig;
-    if (m.flags & JC_CTRL_BYE)
+    if (m.flags & COLL_CTRL_BYE)
         on_bye(c, l, &m);
     /* Only this link's view changed: arming an operation checks every link (coll_x_check_sig). */
     if (c->cur)
@@ -354,17 +357,17 @@ static void on_ctrl(struct coll_comm *c, struct jc_link *l, int li, uint32_t idx
         check_link_sig(c, l, c->nxt);
     if (atomic_load(&c->error) != ncclSuccess)
         return;
-    int rc = c->ops->post_recv(l->ep, c->ndata, &l->rx[idx % JC_CTRL_N], sizeof(m), c->ctrl_mr,
-                               JC_WR(JC_WR_CRECV, li, c->ndata, idx));
+    int rc = c->ops->post_recv(l->ep, c->ndata, &l->rx[idx % COLL_CTRL_N], sizeof(m), c->ctrl_mr,
+                               COLL_WR(COLL_WR_CRECV, li, c->ndata, idx));
     if (rc != 0 && !link_done(c, l))
         post_failed(c, l, rc, "control receive", sizeof(m)); /* the peer's side broke, mostly */
 }
 
-static void on_data(struct coll_comm *c, struct jc_link *l, const struct fab_wc *wc)
+static void on_data(struct coll_comm *c, struct coll_link *l, const struct fab_wc *wc)
 {
-    int lane = JC_WR_LANE(wc->wr_id);
-    struct jc_stream *s = &l->s[lane];
-    uint32_t idx = JC_WR_IDX(wc->wr_id);
+    int lane = COLL_WR_LANE(wc->wr_id);
+    struct coll_stream *s = &l->s[lane];
+    uint32_t idx = COLL_WR_IDX(wc->wr_id);
     if (idx != s->landed || wc->len != s->exp_len[idx % JC_POST_MAX]) {
         coll_fail(c, ncclInvalidUsage,
                   "rank %d (%s) sent %u bytes on lane %d where %u were expected (message %u): "
@@ -377,8 +380,8 @@ static void on_data(struct coll_comm *c, struct jc_link *l, const struct fab_wc 
 
 static void on_wc(struct coll_comm *c, const struct fab_wc *wc)
 {
-    int li = JC_WR_LINK(wc->wr_id);
-    struct jc_link *l = li < c->nlinks ? &c->links[li] : NULL;
+    int li = COLL_WR_LINK(wc->wr_id);
+    struct coll_link *l = li < c->nlinks ? &c->links[li] : NULL;
     if (!l || l->peer < 0 || !l->ep)
         return; /* a connection that never completed, or one we closed */
     if (wc->status != FAB_WC_OK && link_done(c, l) &&
@@ -391,18 +394,18 @@ static void on_wc(struct coll_comm *c, const struct fab_wc *wc)
         link_failed(c, l, wc);
         return;
     }
-    switch (JC_WR_TYPE(wc->wr_id)) {
-    case JC_WR_DSEND:
-        l->s[JC_WR_LANE(wc->wr_id)].sdone++;
+    switch (COLL_WR_TYPE(wc->wr_id)) {
+    case COLL_WR_DSEND:
+        l->s[COLL_WR_LANE(wc->wr_id)].sdone++;
         break;
-    case JC_WR_DRECV:
+    case COLL_WR_DRECV:
         on_data(c, l, wc);
         break;
-    case JC_WR_CSEND:
+    case COLL_WR_CSEND:
         l->tx_done++;
         break;
-    case JC_WR_CRECV:
-        on_ctrl(c, l, li, JC_WR_IDX(wc->wr_id), wc->len);
+    case COLL_WR_CRECV:
+        on_ctrl(c, l, li, COLL_WR_IDX(wc->wr_id), wc->len);
         break;
     default:
         coll_fail(c, ncclInternalError, "completion with unknown id %#llx",
@@ -418,7 +421,7 @@ static void on_wc(struct coll_comm *c, const struct fab_wc *wc)
 static int defer_failure(const struct fab_wc *wc, struct fab_wc *failed, int *nfailed)
 {
     for (int i = 0; i < *nfailed; i++)
-        if (JC_WR_LINK(failed[i].wr_id) == JC_WR_LINK(wc->wr_id))
+        if (COLL_WR_LINK(failed[i].wr_id) == COLL_WR_LINK(wc->wr_id))
             return 1;
     if (*nfailed == POLL_DEFER)
         return 0;
@@ -446,11 +449,11 @@ int coll_x_poll(struct coll_comm *c)
 
 /* ---- credits ---- */
 
-static void send_ctrl(struct coll_comm *c, struct jc_link *l, int li, uint32_t flags)
+static void send_ctrl(struct coll_comm *c, struct coll_link *l, int li, uint32_t flags)
 {
-    struct jc_ctrl *m = &l->tx[l->tx_posted % JC_CTRL_N];
+    struct coll_ctrl *m = &l->tx[l->tx_posted % COLL_CTRL_N];
     memset(m, 0, sizeof(*m));
-    m->magic = JC_CTRL_MAGIC;
+    m->magic = COLL_CTRL_MAGIC;
     m->ndata = (uint16_t)c->ndata;
     m->src = (uint16_t)c->rank;
     m->op_seq = c->cur ? c->cur->seq : UINT64_MAX;
@@ -461,7 +464,7 @@ static void send_ctrl(struct coll_comm *c, struct jc_link *l, int li, uint32_t f
         m->sent[i] = l->s[i].sent;
     }
     int rc = c->ops->post_send(l->ep, c->ndata, m, sizeof(*m), c->ctrl_mr,
-                               JC_WR(JC_WR_CSEND, li, c->ndata, l->tx_posted));
+                               COLL_WR(COLL_WR_CSEND, li, c->ndata, l->tx_posted));
     if (rc != 0) {
         post_failed(c, l, rc, "control message", sizeof(*m));
         return;
@@ -475,11 +478,11 @@ static void send_ctrl(struct coll_comm *c, struct jc_link *l, int li, uint32_t f
 void coll_x_grants(struct coll_comm *c)
 {
     for (int li = 0; li < c->nlinks; li++) {
-        struct jc_link *l = &c->links[li];
+        struct coll_link *l = &c->links[li];
         int moved = 0;
         for (int i = 0; i < c->ndata; i++)
             moved |= l->s[i].posted != l->s[i].advertised;
-        if (moved && l->ep && l->peer >= 0 && l->tx_posted - l->tx_done < JC_CTRL_N)
+        if (moved && l->ep && l->peer >= 0 && l->tx_posted - l->tx_done < COLL_CTRL_N)
             send_ctrl(c, l, li, 0);
     }
 }
@@ -488,14 +491,31 @@ int coll_x_bye(struct coll_comm *c)
 {
     int waiting = 0;
     for (int li = 0; li < c->nlinks; li++) {
-        struct jc_link *l = &c->links[li];
+        struct coll_link *l = &c->links[li];
         if (!l->ep || l->peer < 0)
             continue;
-        if (!l->bye_sent && l->tx_posted - l->tx_done < JC_CTRL_N) {
-            send_ctrl(c, l, li, JC_CTRL_BYE);
+        if (!l->bye_sent && l->tx_posted - l->tx_done < COLL_CTRL_N) {
+            send_ctrl(c, l, li, COLL_CTRL_BYE);
             l->bye_sent = 1;
         }
         waiting += !l->bye_rcvd;
     }
     return waiting;
 }
+
+const struct algo_xport_ops coll_xport_ops = {
+        .wires = x_wires,
+        .can_send = x_can_send,
+        .send = x_send,
+        .can_recv = x_can_recv,
+        .recv = x_recv,
+        .sent = x_sent,
+        .sdone = x_sdone,
+        .posted = x_posted,
+        .landed = x_landed,
+        .slot = x_slot,
+        .slot_take = x_slot_take,
+        .slot_give = x_slot_give,
+        .own = x_own,
+        .scratch = coll_x_scratch,
+};

@@ -8,7 +8,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct jc_ctrl m;
+    struct coll_ctrl m;
     uint32_t granted[JC_MAX_PARTS] = {0};
     uint16_t src;
 
@@ -18,10 +18,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(&src, data + 1, 2);
     data += 3;
     size -= 3;
-    if (jc_ctrl_decode(data, size, ndata, src, &m) != 0)
+    if (coll_ctrl_decode(data, size, ndata, src, &m) != 0)
         return 0;
     FUZZ_CHECK(ndata <= JC_MAX_PARTS && m.ndata == ndata && m.src == src);
-    FUZZ_CHECK(m.magic == JC_CTRL_MAGIC);
+    FUZZ_CHECK(m.magic == COLL_CTRL_MAGIC);
     for (int i = 0; i < m.ndata; i++)
         if ((int32_t)(m.posted[i] - granted[i]) > 0)
             granted[i] = m.posted[i];

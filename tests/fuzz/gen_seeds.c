@@ -134,14 +134,14 @@ static void p2p_cts(void)
 static void coll_ctrl(void)
 {
     unsigned char pre[3] = {4, 2, 0}; /* 4 data lanes, from rank 2 */
-    struct jc_ctrl m = {.magic = JC_CTRL_MAGIC,
-                        .ndata = 4,
-                        .src = 2,
-                        .op_seq = 9,
-                        .op_sig = 0x5eed,
-                        .posted = {4, 4, 3, 3}};
+    struct coll_ctrl m = {.magic = COLL_CTRL_MAGIC,
+                          .ndata = 4,
+                          .src = 2,
+                          .op_seq = 9,
+                          .op_sig = 0x5eed,
+                          .posted = {4, 4, 3, 3}};
     seed("fuzz_coll_ctrl", "credits", pre, sizeof(pre), &m, sizeof(m));
-    m.flags = JC_CTRL_BYE;
+    m.flags = COLL_CTRL_BYE;
     m.op_seq = UINT64_MAX;
     seed("fuzz_coll_ctrl", "bye", pre, sizeof(pre), &m, sizeof(m));
 }

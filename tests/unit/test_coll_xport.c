@@ -56,8 +56,8 @@ static const struct fab_ops fake_ops = {
 
 struct fixture {
     struct coll_comm *c;
-    struct jc_ctrl rx[JC_CTRL_N], tx[JC_CTRL_N];
-    struct jc_link link;
+    struct coll_ctrl rx[COLL_CTRL_N], tx[COLL_CTRL_N];
+    struct coll_link link;
     uint32_t next_ctrl; /* index of the next control receive */
 };
 
@@ -66,6 +66,7 @@ static int setup(void **state)
     struct fixture *f = calloc(1, sizeof(*f));
     struct coll_comm *c = calloc(1, sizeof(*c));
     c->ops = &fake_ops;
+    c->xp.ops = &coll_xport_ops;
     c->nranks = 2;
     c->rank = 0;
     c->wires = 1;
@@ -92,11 +93,11 @@ static int teardown(void **state)
     return 0;
 }
 
-static struct jc_ctrl good_ctrl(void)
+static struct coll_ctrl good_ctrl(void)
 {
-    struct jc_ctrl m;
+    struct coll_ctrl m;
     memset(&m, 0, sizeof(m));
-    m.magic = JC_CTRL_MAGIC;
+    m.magic = COLL_CTRL_MAGIC;
     m.ndata = 2;
     m.src = 1;
     m.op_seq = UINT64_MAX;
@@ -104,11 +105,11 @@ static struct jc_ctrl good_ctrl(void)
 }
 
 /* Delivers m as the next control message and runs the completion dispatch. */
-static void deliver(struct fixture *f, struct jc_ctrl m)
+static void deliver(struct fixture *f, struct coll_ctrl m)
 {
     uint32_t idx = f->next_ctrl++;
-    f->rx[idx % JC_CTRL_N] = m;
-    g_wc[g_nwc++] = (struct fab_wc){.wr_id = JC_WR(JC_WR_CRECV, 0, 2, idx),
+    f->rx[idx % COLL_CTRL_N] = m;
+    g_wc[g_nwc++] = (struct fab_wc){.wr_id = COLL_WR(COLL_WR_CRECV, 0, 2, idx),
                                     .ep = FAKE_EP,
                                     .status = FAB_WC_OK,
                                     .len = sizeof(m)};
@@ -123,7 +124,7 @@ static int comm_error(const struct fixture *f)
 static void accepts_good_credits(void **state)
 {
     struct fixture *f = *state;
-    struct jc_ctrl m = good_ctrl();
+    struct coll_ctrl m = good_ctrl();
     m.posted[0] = JC_POST_MAX;
     deliver(f, m);
     assert_int_equal(comm_error(f), ncclSuccess);
@@ -134,7 +135,7 @@ static void accepts_good_credits(void **state)
 static void refuses_bad_magic(void **state)
 {
     struct fixture *f = *state;
-    struct jc_ctrl m = good_ctrl();
+    struct coll_ctrl m = good_ctrl();
     m.magic ^= 1;
     deliver(f, m);
     assert_int_equal(comm_error(f), ncclRemoteError);
@@ -144,7 +145,7 @@ static void refuses_bad_magic(void **state)
 static void refuses_grants_going_back(void **state)
 {
     struct fixture *f = *state;
-    struct jc_ctrl m = good_ctrl();
+    struct coll_ctrl m = good_ctrl();
     m.posted[0] = 3;
     deliver(f, m);
     m.posted[0] = 2;
@@ -155,7 +156,7 @@ static void refuses_grants_going_back(void **state)
 static void refuses_more_grants_than_possible(void **state)
 {
     struct fixture *f = *state;
-    struct jc_ctrl m = good_ctrl();
+    struct coll_ctrl m = good_ctrl();
     f->link.s[0].sent = f->link.s[0].granted = 5;
     m.posted[0] = 5 + JC_POST_MAX + 1; /* more receives than it may post past what we sent */
     deliver(f, m);
@@ -165,7 +166,7 @@ static void refuses_more_grants_than_possible(void **state)
 static void refuses_sends_past_grants(void **state)
 {
     struct fixture *f = *state;
-    struct jc_ctrl m = good_ctrl();
+    struct coll_ctrl m = good_ctrl();
     f->link.s[1].posted = 2;
     m.sent[1] = 3;
     deliver(f, m);
@@ -175,16 +176,16 @@ static void refuses_sends_past_grants(void **state)
 static void refuses_unknown_flags(void **state)
 {
     struct fixture *f = *state;
-    struct jc_ctrl m = good_ctrl();
+    struct coll_ctrl m = good_ctrl();
     m.flags = 0x80;
     deliver(f, m);
     assert_int_equal(comm_error(f), ncclRemoteError);
 }
 
-static struct jc_ctrl bye(uint32_t sent1)
+static struct coll_ctrl bye(uint32_t sent1)
 {
-    struct jc_ctrl m = good_ctrl();
-    m.flags = JC_CTRL_BYE;
+    struct coll_ctrl m = good_ctrl();
+    m.flags = COLL_CTRL_BYE;
     m.sent[1] = sent1;
     return m;
 }
@@ -209,19 +210,19 @@ static void bye_short_of_posted_receives_fails(void **state)
 static void wanting_more_after_bye_fails(void **state)
 {
     struct fixture *f = *state;
-    struct jc_xport *x = coll_xport(f->c);
+    struct algo_xport *x = coll_xport(f->c);
     deliver(f, bye(0));
     assert_int_equal(comm_error(f), ncclSuccess); /* idle: nothing was wanted */
-    assert_int_equal(jc_x_can_recv(x, 1, 1), 0);
+    assert_int_equal(ax_can_recv(x, 1, 1), 0);
     assert_int_equal(comm_error(f), ncclRemoteError);
 }
 
 static void no_credit_after_bye_fails(void **state)
 {
     struct fixture *f = *state;
-    struct jc_xport *x = coll_xport(f->c);
+    struct algo_xport *x = coll_xport(f->c);
     deliver(f, bye(0)); /* grants nothing on lane 0 */
-    assert_int_equal(jc_x_can_send(x, 1, 0), 0);
+    assert_int_equal(ax_can_send(x, 1, 0), 0);
     assert_int_equal(comm_error(f), ncclRemoteError);
 }
 
@@ -230,7 +231,7 @@ static void link_down_after_bye(void **state)
     struct fixture *f = *state;
     deliver(f, bye(0));
     g_wc[g_nwc++] = (struct fab_wc){
-            .wr_id = JC_WR(JC_WR_CRECV, 0, 2, 5), .ep = FAKE_EP, .status = FAB_WC_PEER_LOST};
+            .wr_id = COLL_WR(COLL_WR_CRECV, 0, 2, 5), .ep = FAKE_EP, .status = FAB_WC_PEER_LOST};
     coll_x_poll(f->c);
     assert_int_equal(comm_error(f), ncclSuccess); /* nothing in flight: not a failure */
     assert_null(f->link.ep);
@@ -243,7 +244,7 @@ static void link_down_after_bye_with_data_owed(void **state)
     f->link.s[1].posted = 1;
     deliver(f, bye(1));
     g_wc[g_nwc++] = (struct fab_wc){
-            .wr_id = JC_WR(JC_WR_CRECV, 0, 2, 5), .ep = FAKE_EP, .status = FAB_WC_PEER_LOST};
+            .wr_id = COLL_WR(COLL_WR_CRECV, 0, 2, 5), .ep = FAKE_EP, .status = FAB_WC_PEER_LOST};
     coll_x_poll(f->c);
     assert_int_equal(comm_error(f), ncclRemoteError); /* the message it sent was lost */
 }
@@ -253,9 +254,9 @@ static void first_failure_of_a_link_counts(void **state)
 {
     struct fixture *f = *state;
     g_wc[g_nwc++] = (struct fab_wc){
-            .wr_id = JC_WR(JC_WR_CRECV, 0, 2, 0), .ep = FAKE_EP, .status = FAB_WC_PEER_LOST};
+            .wr_id = COLL_WR(COLL_WR_CRECV, 0, 2, 0), .ep = FAKE_EP, .status = FAB_WC_PEER_LOST};
     g_wc[g_nwc++] = (struct fab_wc){
-            .wr_id = JC_WR(JC_WR_CRECV, 0, 2, 1), .ep = FAKE_EP, .status = FAB_WC_FLUSHED};
+            .wr_id = COLL_WR(COLL_WR_CRECV, 0, 2, 1), .ep = FAKE_EP, .status = FAB_WC_FLUSHED};
     coll_x_poll(f->c);
     assert_int_equal(comm_error(f), ncclRemoteError);
 }
@@ -266,10 +267,10 @@ static void goodbye_read_before_the_failure(void **state)
 {
     struct fixture *f = *state;
     g_wc[g_nwc++] = (struct fab_wc){
-            .wr_id = JC_WR(JC_WR_CRECV, 0, 2, 7), .ep = FAKE_EP, .status = FAB_WC_PEER_LOST};
-    struct jc_ctrl m = bye(0);
+            .wr_id = COLL_WR(COLL_WR_CRECV, 0, 2, 7), .ep = FAKE_EP, .status = FAB_WC_PEER_LOST};
+    struct coll_ctrl m = bye(0);
     f->rx[0] = m;
-    g_wc[g_nwc++] = (struct fab_wc){.wr_id = JC_WR(JC_WR_CRECV, 0, 2, 0),
+    g_wc[g_nwc++] = (struct fab_wc){.wr_id = COLL_WR(COLL_WR_CRECV, 0, 2, 0),
                                     .ep = FAKE_EP,
                                     .status = FAB_WC_OK,
                                     .len = sizeof(m)};
