@@ -27,7 +27,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "abi/api.h"
+#include "core/api.h"
+#include "nccl_abi/net.h"
 #include "core/state.h"
 #include "core/version.h"
 #include "fabric/verbs/verbs_int.h"
