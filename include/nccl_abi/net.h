@@ -4,8 +4,8 @@
  * Layouts are pinned by tests/unit/test_abi_layout.c.
  *
  * Where two versions share a layout, the newer type is an alias of the older one (props v9 =
- * v10, SGE v9 = v10 = v11, device handle v8..v11, vProps v9..v11, config v10 = v11 = v12, SGE and
- * attributes v11 = v12), so a function written for one fits every table that uses that layout. */
+ * v10, SGE v9 .. v12, device handle v8 .. v12, vProps v9 .. v11, config v10 .. v12, attributes
+ * v11 = v12), so a function written for one fits every table that uses that layout. */
 #ifndef JACCL_NCCL_ABI_NET_H
 #define JACCL_NCCL_ABI_NET_H
 
