@@ -81,20 +81,20 @@ ncclResult_t jaccl_v8_init(ncclDebugLogger_t logFunction)
 /* ---- properties: jaccl's struct into each version's ---- */
 
 /* The fields every version has, in every version's names (v8's layout starts them all). */
-#define PROPS_COMMON(out, p)                                                       \
-    do {                                                                           \
-        (out)->name = (char *)(p)->name;                                           \
-        (out)->pciPath = (char *)(p)->pci_path;                                    \
-        (out)->guid = (p)->guid;                                                   \
-        (out)->ptrSupport = ((p)->mem_kinds & JACCL_MEM_HOST) ? NCCL_PTR_HOST : 0; \
-        (out)->regIsGlobal = (p)->reg_is_global;                                   \
-        (out)->speed = (p)->speed_mbps;                                            \
-        (out)->port = (p)->port;                                                   \
-        (out)->latency = (p)->latency_us;                                          \
-        (out)->maxComms = (p)->max_comms;                                          \
-        (out)->maxRecvs = (p)->max_recvs;                                          \
-        (out)->netDeviceType = NCCL_NET_DEVICE_HOST; /* the core never offloads */ \
-        (out)->netDeviceVersion = NCCL_NET_DEVICE_INVALID_VERSION;                 \
+#define PROPS_COMMON(out, p)                                                         \
+    do {                                                                             \
+        (out)->name = (char *)(p)->name;                                             \
+        (out)->pciPath = (char *)(p)->pci_path;                                      \
+        (out)->guid = (p)->guid;                                                     \
+        (out)->ptrSupport = ((p)->mem_kinds & JACCL_MEM_HOST) ? NCCL_PTR_HOST : 0;   \
+        (out)->regIsGlobal = (p)->reg_is_global;                                     \
+        (out)->speed = (p)->speed_mbps;                                              \
+        (out)->port = (p)->port;                                                     \
+        (out)->latency = (p)->latency_us;                                            \
+        (out)->maxComms = (p)->max_comms;                                            \
+        (out)->maxRecvs = (p)->max_recvs;                                            \
+        (out)->netDeviceType = NCCL_NET_DEVICE_HOST; /* a host plugin: no offload */ \
+        (out)->netDeviceVersion = NCCL_NET_DEVICE_INVALID_VERSION;                   \
     } while (0)
 
 /* v9 on: forceFlush, the fused devices and the size limits. */

@@ -24,7 +24,8 @@
 /* "Not known" for rail_id / plane_id and for jaccl_comm_config.traffic_class. */
 #define JACCL_ID_UNDEF (-1)
 
-/* One device as jaccl describes it; each table's getProperties converts it. */
+/* One device as jaccl describes it; each table's getProperties converts it. jaccl is a host
+ * plugin (no device offload), which plugin/abi reports as NCCL_NET_DEVICE_HOST. */
 struct jaccl_props {
     const char *name;
     const char *pci_path;
@@ -36,8 +37,7 @@ struct jaccl_props {
     int port;
     float latency_us;
     int max_comms;
-    int max_recvs;      /* grouped receives per irecv */
-    int device_offload; /* 0: host plugin, NCCL drives every transfer */
+    int max_recvs; /* grouped receives per irecv */
     int nsubdevs;
     int subdevs[JACCL_MAX_SUBDEVS];
     size_t max_p2p_bytes;

@@ -283,7 +283,6 @@ ncclResult_t jaccl_get_properties(int dev, struct jaccl_props *props)
     props->latency_us = d->latency_us;
     props->max_comms = d->max_comms;
     props->max_recvs = 1; /* no grouped receives: keeps NCCL from sharing comms */
-    props->device_offload = 0;
     props->nsubdevs = 1;
     props->subdevs[0] = dev;
     props->max_p2p_bytes = d->max_msg_bytes;
