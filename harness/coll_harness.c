@@ -5,13 +5,20 @@
 /* The bit-exact conversions (jk_f32_to_*) that build floating test data. */
 #include "algo/kern_impl.h"
 
+/* A slot whose signature v11 and v12 share (every one but getProperties and makeVDevice). */
+#define CN_NEW(n, slot, ...) \
+    ((n)->version == 12 ? (n)->v12->slot(__VA_ARGS__) : (n)->v11->slot(__VA_ARGS__))
+
 static void cn_pick_dev(struct cn *n, int ndev)
 {
     n->dev = 0;
     for (int d = 0; d < ndev; d++) {
+        ncclNetProperties_v12_t p12;
         ncclNetProperties_v11_t p11;
         ncclNetProperties_v8_t p8;
         const char *name = NULL;
+        if (n->version == 12 && n->v12->getProperties(d, &p12) == ncclSuccess)
+            name = p12.name;
         if (n->version == 11 && n->v11->getProperties(d, &p11) == ncclSuccess)
             name = p11.name;
         if (n->version == 8 && n->v8->getProperties(d, &p8) == ncclSuccess)
@@ -37,14 +44,17 @@ int cn_load(struct cn *n, int version)
         mp_note("no symbol %s", sym);
         return -1;
     }
-    if (version == 11)
+    if (version == 12)
+        n->v12 = t;
+    else if (version == 11)
         n->v11 = t;
     else
         n->v8 = t;
-    ncclResult_t rc = version == 11 ? n->v11->init(&n->ctx, 1, mp_logger) : n->v8->init(mp_logger);
+    ncclResult_t rc =
+            version >= 11 ? CN_NEW(n, init, &n->ctx, 1, mp_logger) : n->v8->init(mp_logger);
     int ndev = 0;
     if (rc == ncclSuccess)
-        rc = version == 11 ? n->v11->devices(&ndev) : n->v8->devices(&ndev);
+        rc = version >= 11 ? CN_NEW(n, devices, &ndev) : n->v8->devices(&ndev);
     if (!MP_CHECK(rc == ncclSuccess && ndev > 0, "CollNet init/devices: %s, %d devices",
                   mp_result_str(rc), ndev))
         return -1;
@@ -54,55 +64,55 @@ int cn_load(struct cn *n, int version)
 
 void cn_unload(struct cn *n)
 {
-    if (n->version == 11 && n->ctx)
-        MP_OK(n->v11->finalize(n->ctx));
+    if (n->version >= 11 && n->ctx)
+        MP_OK(CN_NEW(n, finalize, n->ctx));
     /* No dlclose: the plugin is linked nodelete, as NCCL keeps it. */
 }
 
 ncclResult_t cn_listen(struct cn *n, void *handle, void **lc)
 {
-    return n->version == 11 ? n->v11->listen(n->ctx, n->dev, handle, lc)
+    return n->version >= 11 ? CN_NEW(n, listen, n->ctx, n->dev, handle, lc)
                             : n->v8->listen(n->dev, handle, lc);
 }
 
 ncclResult_t cn_connect(struct cn *n, void **handles, int nranks, int rank, void *lc, void **cc)
 {
-    return n->version == 11 ? n->v11->connect(handles, nranks, rank, lc, cc)
+    return n->version >= 11 ? CN_NEW(n, connect, handles, nranks, rank, lc, cc)
                             : n->v8->connect(handles, nranks, rank, lc, cc);
 }
 
 ncclResult_t cn_close_listen(struct cn *n, void *lc)
 {
-    return n->version == 11 ? n->v11->closeListen(lc) : n->v8->closeListen(lc);
+    return n->version >= 11 ? CN_NEW(n, closeListen, lc) : n->v8->closeListen(lc);
 }
 
 ncclResult_t cn_close(struct cn *n, void *cc)
 {
-    return n->version == 11 ? n->v11->closeColl(cc) : n->v8->closeColl(cc);
+    return n->version >= 11 ? CN_NEW(n, closeColl, cc) : n->v8->closeColl(cc);
 }
 
 ncclResult_t cn_regmr(struct cn *n, void *p, size_t len, void **mh)
 {
-    return n->version == 11 ? n->v11->regMr(n->cc, p, len, NCCL_PTR_HOST, mh)
+    return n->version >= 11 ? CN_NEW(n, regMr, n->cc, p, len, NCCL_PTR_HOST, mh)
                             : n->v8->regMr(n->cc, p, len, NCCL_PTR_HOST, mh);
 }
 
 static ncclResult_t cn_deregmr(struct cn *n, void *mh)
 {
-    return n->version == 11 ? n->v11->deregMr(n->cc, mh) : n->v8->deregMr(n->cc, mh);
+    return n->version >= 11 ? CN_NEW(n, deregMr, n->cc, mh) : n->v8->deregMr(n->cc, mh);
 }
 
 ncclResult_t cn_test(struct cn *n, void *req, int *done, int *size)
 {
-    return n->version == 11 ? n->v11->test(req, done, size) : n->v8->test(req, done, size);
+    return n->version >= 11 ? CN_NEW(n, test, req, done, size) : n->v8->test(req, done, size);
 }
 
 ncclResult_t cn_allreduce(struct cn *n, void *s, void *r, size_t count, int type, int op, void *smh,
                           void *rmh, void **req)
 {
-    if (n->version == 11)
-        return n->v11->iallreduce(n->cc, s, r, count, (ncclDataType_t)type, (ncclRedOp_t)op, smh,
-                                  rmh, req);
+    if (n->version >= 11)
+        return CN_NEW(n, iallreduce, n->cc, s, r, count, (ncclDataType_t)type, (ncclRedOp_t)op, smh,
+                      rmh, req);
     return n->v8->iallreduce(n->cc, s, r, (int)count, (ncclDataType_t)type, (ncclRedOp_t)op, smh,
                              rmh, req);
 }
@@ -110,9 +120,9 @@ ncclResult_t cn_allreduce(struct cn *n, void *s, void *r, size_t count, int type
 ncclResult_t cn_allgather(struct cn *n, void *s, void *r, size_t rsize, void *rmh, size_t bpr,
                           size_t wo, size_t wb, void *smh, void **req)
 {
-    if (n->version == 11) {
+    if (n->version >= 11) {
         ncclNetSGE_v11_t part = {.mhandle = rmh, .address = r, .size = rsize};
-        return n->v11->iallgather(n->cc, s, 1, &part, bpr, wo, wb, smh, req);
+        return CN_NEW(n, iallgather, n->cc, s, 1, &part, bpr, wo, wb, smh, req);
     }
     ncclNetSGE_v8_t part = {.mhandle = rmh, .address = r, .size = (uint32_t)rsize};
     return n->v8->iallgather(n->cc, s, 1, &part, bpr, wo, wb, smh, req);
@@ -121,10 +131,10 @@ ncclResult_t cn_allgather(struct cn *n, void *s, void *r, size_t rsize, void *rm
 ncclResult_t cn_reducescatter(struct cn *n, void *s, size_t ssize, void *smh, void *r, size_t bpr,
                               size_t wo, size_t wb, int type, int op, void *rmh, void **req)
 {
-    if (n->version == 11) {
+    if (n->version >= 11) {
         ncclNetSGE_v11_t part = {.mhandle = smh, .address = s, .size = ssize};
-        return n->v11->ireducescatter(n->cc, 1, &part, r, bpr, wo, wb, (ncclDataType_t)type,
-                                      (ncclRedOp_t)op, rmh, req);
+        return CN_NEW(n, ireducescatter, n->cc, 1, &part, r, bpr, wo, wb, (ncclDataType_t)type,
+                      (ncclRedOp_t)op, rmh, req);
     }
     ncclNetSGE_v8_t part = {.mhandle = smh, .address = s, .size = (uint32_t)ssize};
     return n->v8->ireducescatter(n->cc, 1, &part, r, bpr, wo, wb, (ncclDataType_t)type,

@@ -2,8 +2,8 @@
 /* CollNet test helpers (coll_harness.c, compiled once; the ranks, barrier, logger and checks
  * come from the p2p harness beside it).
  *
- * The plugin is reached only as NCCL reaches it: dlopen by name, dlsym ncclCollNetPlugin_v11 or
- * _v8, then the table's calls. A group is built like NCCL's proxy builds it: every rank listens,
+ * The plugin is reached only as NCCL reaches it: dlopen by name, dlsym ncclCollNetPlugin_v12, _v11
+ * or _v8, then the table's calls. A group is built like NCCL's proxy builds it: every rank listens,
  * the handles are exchanged (through the shared region), every rank calls connect with the full
  * array. Data is chosen so that the reduction is exact in any order (small integers, powers of
  * two, integer wrap-around), which lets every algorithm be checked bit for bit against a
@@ -27,8 +27,9 @@
 #define CN_GUARD 64 /* guard bytes around every buffer: nothing may be written there */
 
 struct cn {
-    int version; /* 11 or 8 */
+    int version; /* 12, 11 or 8 */
     void *lib;
+    const ncclCollNet_v12_t *v12;
     const ncclCollNet_v11_t *v11;
     const ncclCollNet_v8_t *v8;
     void *ctx;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Loading the plugin like NCCL 2.28 (src/plugin/plugin_open.cc) and calling its table. */
+/* Loading the plugin like NCCL 2.28 / 2.30 (src/plugin/plugin_open.cc) and calling its table. */
 #define _GNU_SOURCE /* dlinfo, RTLD_DI_LINKMAP */
 #include <dlfcn.h>
 #include <limits.h>
@@ -19,7 +19,8 @@ static const char *const lib_names[] = {"jaccl", "libnccl-net-jaccl.so"};
     ((n)->version == 8    ? (n)->t.v8->slot(__VA_ARGS__)  \
      : (n)->version == 9  ? (n)->t.v9->slot(__VA_ARGS__)  \
      : (n)->version == 10 ? (n)->t.v10->slot(__VA_ARGS__) \
-                          : (n)->t.v11->slot(__VA_ARGS__))
+     : (n)->version == 11 ? (n)->t.v11->slot(__VA_ARGS__) \
+                          : (n)->t.v12->slot(__VA_ARGS__))
 
 int mp_net_load(struct mp_net *n, int version)
 {
@@ -42,7 +43,7 @@ int mp_net_load(struct mp_net *n, int version)
     char sym[32];
     snprintf(sym, sizeof(sym), "ncclNetPlugin_v%d", version);
     const void *t = dlsym(n->lib, sym);
-    if (!t || version < 8 || version > 11) {
+    if (!t || version < 8 || version > 12) {
         mp_note("%s: no symbol %s", n->path, sym);
         dlclose(n->lib);
         n->lib = NULL;
@@ -63,7 +64,7 @@ void mp_net_unload(struct mp_net *n)
 static int pick_dev(const struct mp_net *n, int ndev)
 {
     for (int d = 0; d < ndev; d++) {
-        ncclNetProperties_v11_t p;
+        ncclNetProperties_v12_t p;
         if (mp_net_props(n, d, &p) == ncclSuccess && p.name && strcmp(p.name, "lo") == 0)
             return d;
     }
@@ -100,9 +101,9 @@ ncclResult_t mp_net_init(struct mp_net *n)
 
 ncclResult_t mp_net_fini(struct mp_net *n)
 {
-    if (n->version != 11)
+    if (n->version < 11)
         return ncclSuccess;
-    ncclResult_t rc = n->t.v11->finalize(n->ctx);
+    ncclResult_t rc = mp_net_finalize_ctx(n, n->ctx);
     n->ctx = NULL;
     return rc;
 }
@@ -121,12 +122,16 @@ int mp_net_open(struct mp_net *n, int version)
 ncclResult_t mp_net_init_ctx(struct mp_net *n, uint64_t comm_id, void **ctx)
 {
     ncclNetCommConfig_v11_t config = {.trafficClass = NCCL_NET_TRAFFIC_CLASS_UNDEF};
+    if (n->version == 12) {
+        ncclNetCommConfig_v12_t config12 = {.trafficClass = NCCL_NET_TRAFFIC_CLASS_UNDEF};
+        return n->t.v12->init(ctx, comm_id, &config12, mp_logger, NULL);
+    }
     return n->t.v11->init(ctx, comm_id, &config, mp_logger, NULL);
 }
 
 ncclResult_t mp_net_finalize_ctx(struct mp_net *n, void *ctx)
 {
-    return n->t.v11->finalize(ctx);
+    return n->version == 12 ? n->t.v12->finalize(ctx) : n->t.v11->finalize(ctx);
 }
 
 ncclResult_t mp_net_devices(const struct mp_net *n, int *ndev)
@@ -134,39 +139,65 @@ ncclResult_t mp_net_devices(const struct mp_net *n, int *ndev)
     return SAME_SLOT(n, devices, ndev);
 }
 
-static void props_from_v8(const ncclNetProperties_v8_t *s, ncclNetProperties_v11_t *p)
-{
-    p->name = s->name;
-    p->pciPath = s->pciPath;
-    p->guid = s->guid;
-    p->ptrSupport = s->ptrSupport;
-    p->regIsGlobal = s->regIsGlobal;
-    p->speed = s->speed;
-    p->port = s->port;
-    p->latency = s->latency;
-    p->maxComms = s->maxComms;
-    p->maxRecvs = s->maxRecvs;
-    p->netDeviceType = s->netDeviceType;
-    p->netDeviceVersion = s->netDeviceVersion;
-}
+/* The fields every version has: v8's layout, and a prefix of every later one's. */
+#define PROPS_COMMON(s, p)                             \
+    do {                                               \
+        (p)->name = (s)->name;                         \
+        (p)->pciPath = (s)->pciPath;                   \
+        (p)->guid = (s)->guid;                         \
+        (p)->ptrSupport = (s)->ptrSupport;             \
+        (p)->regIsGlobal = (s)->regIsGlobal;           \
+        (p)->speed = (s)->speed;                       \
+        (p)->port = (s)->port;                         \
+        (p)->latency = (s)->latency;                   \
+        (p)->maxComms = (s)->maxComms;                 \
+        (p)->maxRecvs = (s)->maxRecvs;                 \
+        (p)->netDeviceType = (s)->netDeviceType;       \
+        (p)->netDeviceVersion = (s)->netDeviceVersion; \
+    } while (0)
 
-ncclResult_t mp_net_props(const struct mp_net *n, int dev, ncclNetProperties_v11_t *p)
+/* v9..v11 on top: their vProps hold NCCL_NET_MAX_DEVS_PER_NIC devices, v12's twice that. */
+#define PROPS_V9(s, p)                                         \
+    do {                                                       \
+        PROPS_COMMON(s, p);                                    \
+        (p)->forceFlush = (s)->forceFlush;                     \
+        (p)->vProps.ndevs = (s)->vProps.ndevs;                 \
+        for (int i_ = 0; i_ < NCCL_NET_MAX_DEVS_PER_NIC; i_++) \
+            (p)->vProps.devs[i_] = (s)->vProps.devs[i_];       \
+        (p)->maxP2pBytes = (s)->maxP2pBytes;                   \
+        (p)->maxCollBytes = (s)->maxCollBytes;                 \
+    } while (0)
+
+/* Each version is handed exactly its own struct, as NCCL's per-version adapters do. Fields a
+ * version lacks stay zero, except railId / planeId: NCCL_NET_ID_UNDEF, as NCCL 2.30 itself
+ * fills them in for tables before v12. */
+ncclResult_t mp_net_props(const struct mp_net *n, int dev, ncclNetProperties_v12_t *p)
 {
+    ncclResult_t rc;
+
     memset(p, 0, sizeof(*p));
-    if (n->version == 11)
-        return n->t.v11->getProperties(dev, p);
+    p->railId = p->planeId = NCCL_NET_ID_UNDEF;
+    if (n->version == 12)
+        return n->t.v12->getProperties(dev, p);
+    if (n->version == 11) {
+        ncclNetProperties_v11_t s;
+        memset(&s, 0, sizeof(s));
+        rc = n->t.v11->getProperties(dev, &s);
+        PROPS_V9(&s, p);
+        p->maxMultiRequestSize = s.maxMultiRequestSize;
+        return rc;
+    }
     if (n->version >= 9) {
-        /* v9/v10 = v11 without the last field: give the plugin exactly the shorter struct. */
         ncclNetProperties_v9_t s;
-        ncclResult_t rc = n->version == 9 ? n->t.v9->getProperties(dev, &s)
-                                          : n->t.v10->getProperties(dev, &s);
-        memcpy(p, &s, sizeof(s));
+        memset(&s, 0, sizeof(s));
+        rc = n->version == 9 ? n->t.v9->getProperties(dev, &s) : n->t.v10->getProperties(dev, &s);
+        PROPS_V9(&s, p);
         return rc;
     }
     ncclNetProperties_v8_t s;
     memset(&s, 0, sizeof(s));
-    ncclResult_t rc = n->t.v8->getProperties(dev, &s);
-    props_from_v8(&s, p);
+    rc = n->t.v8->getProperties(dev, &s);
+    PROPS_COMMON(&s, p);
     return rc;
 }
 
@@ -179,8 +210,10 @@ ncclResult_t mp_net_listen(const struct mp_net *n, int dev, void *handle, void *
         return n->t.v9->listen(dev, handle, lcomm);
     case 10:
         return n->t.v10->listen(dev, handle, lcomm);
-    default:
+    case 11:
         return n->t.v11->listen(n->ctx, dev, handle, lcomm);
+    default:
+        return n->t.v12->listen(n->ctx, dev, handle, lcomm);
     }
 }
 
@@ -196,8 +229,10 @@ ncclResult_t mp_net_connect(const struct mp_net *n, int dev, void *handle, void 
         return n->t.v9->connect(dev, handle, scomm, &dh);
     case 10:
         return n->t.v10->connect(dev, &config, handle, scomm, &dh);
-    default:
+    case 11:
         return n->t.v11->connect(n->ctx, dev, handle, scomm, &dh);
+    default:
+        return n->t.v12->connect(n->ctx, dev, handle, scomm, &dh);
     }
 }
 
@@ -230,8 +265,10 @@ ncclResult_t mp_net_isend(const struct mp_net *n, void *comm, void *buf, size_t 
         return n->t.v9->isend(comm, buf, size, tag, mh, req);
     case 10:
         return n->t.v10->isend(comm, buf, size, tag, mh, NULL, req);
-    default:
+    case 11:
         return n->t.v11->isend(comm, buf, size, tag, mh, NULL, req);
+    default:
+        return n->t.v12->isend(comm, buf, size, tag, mh, NULL, req);
     }
 }
 
@@ -267,8 +304,10 @@ ncclResult_t mp_net_irecv_n(const struct mp_net *n, void *comm, int nbufs, void 
         return n->t.v9->irecv(comm, nbufs, bufs, caps, tags, mhs, req);
     case 10:
         return n->t.v10->irecv(comm, nbufs, bufs, caps, tags, mhs, ph, req);
-    default:
+    case 11:
         return n->t.v11->irecv(comm, nbufs, bufs, caps, tags, mhs, ph, req);
+    default:
+        return n->t.v12->irecv(comm, nbufs, bufs, caps, tags, mhs, ph, req);
     }
 }
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The plugin as NCCL sees it: a library found by name, one versioned table (v8..v11) and the
+/* The plugin as NCCL sees it: a library found by name, one versioned table (v8..v12) and the
  * calls NCCL's proxy makes. Wrappers hide only the signature differences between versions
- * (int sizes in v8, no phandles before v10, ctx and config in v11); they never add behaviour,
- * so what a test observes is what NCCL would. */
+ * (int sizes in v8, no phandles before v10, ctx and config from v11, wider properties in v12); they
+ * never add behaviour, so what a test observes is what NCCL would. */
 #ifndef MP_NET_H
 #define MP_NET_H
 
@@ -11,7 +11,7 @@
 #include "nccl_abi/net.h"
 
 struct mp_net {
-    int version; /* 8 .. 11 */
+    int version; /* 8 .. 12 */
     void *lib;
     const char *name; /* the name dlopen accepted */
     char path[256];   /* the file the loader picked */
@@ -20,8 +20,9 @@ struct mp_net {
         const ncclNet_v9_t *v9;
         const ncclNet_v10_t *v10;
         const ncclNet_v11_t *v11;
+        const ncclNet_v12_t *v12;
     } t;
-    void *ctx; /* v11: from mp_net_init */
+    void *ctx; /* v11, v12: from mp_net_init */
     int dev;   /* device the helpers use: the one named "lo" (tests set SOCKET_IFNAME=lo) */
 };
 
@@ -29,20 +30,21 @@ struct mp_net {
  * ncclNetPlugin_v<version>. 0, or -1 with a note saying why. */
 int mp_net_load(struct mp_net *n, int version);
 void mp_net_unload(struct mp_net *n);
-/* init with mp_logger (v11: one ctx into n->ctx), then devices; picks n->dev. */
+/* init with mp_logger (v11, v12: one ctx into n->ctx), then devices; picks n->dev. */
 ncclResult_t mp_net_init(struct mp_net *n);
-/* Shuts the v11 ctx down (older tables have no finalize: NCCL never calls one). */
+/* Shuts the v11/v12 ctx down (older tables have no finalize: NCCL never calls one). */
 ncclResult_t mp_net_fini(struct mp_net *n);
 /* Load + init, checking both; 0 or -1. */
 int mp_net_open(struct mp_net *n, int version);
 
-/* v11 only: a further init/finalize pair (NCCL calls one per communicator). */
+/* v11 and v12 only: a further init/finalize pair (NCCL calls one per communicator). */
 ncclResult_t mp_net_init_ctx(struct mp_net *n, uint64_t comm_id, void **ctx);
 ncclResult_t mp_net_finalize_ctx(struct mp_net *n, void *ctx);
 
 ncclResult_t mp_net_devices(const struct mp_net *n, int *ndev);
-/* Any version's properties, widened to the v11 layout (fields a version lacks are zero). */
-ncclResult_t mp_net_props(const struct mp_net *n, int dev, ncclNetProperties_v11_t *p);
+/* Any version's properties, widened to the v12 layout (fields a version lacks are zero, railId
+ * and planeId NCCL_NET_ID_UNDEF). */
+ncclResult_t mp_net_props(const struct mp_net *n, int dev, ncclNetProperties_v12_t *p);
 
 ncclResult_t mp_net_listen(const struct mp_net *n, int dev, void *handle, void **lcomm);
 ncclResult_t mp_net_connect(const struct mp_net *n, int dev, void *handle, void **scomm);

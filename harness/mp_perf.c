@@ -91,7 +91,7 @@ int mp_perf_parse(int argc, char **argv, struct mp_perf_opts *o)
             break;
         case 'V':
             o->version = atoi(optarg);
-            bad |= o->version < 8 || o->version > 11;
+            bad |= o->version < 8 || o->version > 12;
             break;
         case 't':
             o->pump_s = atof(optarg);

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# Checks that libnccl-net-jaccl.so exports exactly the eight ABI tables, as data, and nothing
+# Checks that libnccl-net-jaccl.so exports exactly the ten ABI tables, as data, and nothing
 # else: a stray global could bind to a same-named symbol of NCCL or of another plugin.
 #
 #   tests/check_exports.sh BUILD_DIR
@@ -24,7 +24,7 @@ syms=$(nm -D --defined-only "$lib") || fail "nm failed on $lib"
 
 tmp=$(mktemp -d) || fail "mktemp failed"
 trap 'rm -rf "$tmp"' EXIT
-for v in 8 9 10 11; do
+for v in 8 9 10 11 12; do
     printf 'ncclNetPlugin_v%s\nncclCollNetPlugin_v%s\n' "$v" "$v"
 done | LC_ALL=C sort > "$tmp/want"
 # Version nodes (type A) and the linker's _init/_fini/_edata/_end/__bss_start are housekeeping,

@@ -67,7 +67,7 @@ check "json content" json_ok \
     'j["usable"] is True and j["error"] is None' \
     'j["plugin"]["path"] == env["LIB"]' \
     'j["version"] and j["plugin"]["library_version"] == j["version"]' \
-    'set(j["plugin"]["tables"]) == {f"{t}_v{v}" for t in ("ncclNetPlugin", "ncclCollNetPlugin") for v in range(8, 12)}' \
+    'set(j["plugin"]["tables"]) == {f"{t}_v{v}" for t in ("ncclNetPlugin", "ncclCollNetPlugin") for v in range(8, 13)}' \
     'sorted(k["name"] for k in j["knobs"]) == sorted(env["KNOBS"].split())' \
     'all(k["source"] and k["description"] for k in j["knobs"])' \
     '[d["name"] for d in j["plugin"]["devices"]] == ["lo"]' \

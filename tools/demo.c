@@ -29,7 +29,7 @@ static int msgs_for(size_t size)
 
 static void intro(const struct mp_net *n, int nranks)
 {
-    ncclNetProperties_v11_t p;
+    ncclNetProperties_v12_t p;
     mp_net_props(n, n->dev, &p);
     printf("jaccl demo: %d ranks in a ring through ncclNetPlugin_v%d\n", nranks, n->version);
     printf("  loaded \"%s\" -> %s, device %d (%s)\n", n->name, n->path, n->dev,

@@ -27,7 +27,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "abi/api.h"
+#include "core/api.h"
+#include "nccl_abi/net.h"
 #include "core/state.h"
 #include "core/version.h"
 #include "fabric/verbs/verbs_int.h"
@@ -276,7 +277,7 @@ static void plugin_tables(void *h)
     char sym[32];
 
     o_open("tables", '[');
-    for (int v = 11; v >= 6; v--) { /* what NCCL 2.28 looks for */
+    for (int v = 12; v >= 6; v--) { /* what NCCL 2.30 looks for (2.28: from v11) */
         snprintf(sym, sizeof(sym), "ncclNetPlugin_v%d", v);
         if (dlsym(h, sym))
             o_str(NULL, sym);

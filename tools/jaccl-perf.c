@@ -121,7 +121,7 @@ static double pingpong(struct p2p_run *p, size_t size, int iters)
 static void print_header(const struct p2p_run *p, double raw)
 {
     const char *ns = getenv("NCCL_JACCL_NSOCKS");
-    ncclNetProperties_v11_t props;
+    ncclNetProperties_v12_t props;
     mp_net_props(&p->net, p->net.dev, &props);
     printf("# jaccl-perf p2p: 2 ranks, %s, ncclNetPlugin_v%d, device %d (%s)\n", p->net.path,
            p->net.version, p->net.dev, props.name ? props.name : "?");

@@ -14,7 +14,7 @@
 /* Requests NCCL may keep outstanding per comm (times maxRecvs on a send comm). */
 #define NCCL_NET_MAX_REQUESTS 32
 
-/* Size of vProps.devs[] in v9..v11 (v12 raises it to 8). */
+/* Size of vProps.devs[] in v9..v11 (v12: NCCL_NET_MAX_DEVS_PER_NIC_V12). */
 #define NCCL_NET_MAX_DEVS_PER_NIC 4
 
 /* Upper bound NCCL accepts for maxP2pBytes / maxCollBytes: 1 TiB. */

@@ -23,7 +23,7 @@ typedef enum {
     NCCL_NET_DEVICE_GIN_GDAKI = 3
 } ncclNetDeviceType;
 
-/* Unchanged from v7 to v11 (32 bytes), so every version names the same type: one accept()
+/* Unchanged from v7 to v12 (32 bytes), so every version names the same type: one accept()
  * then fits every table. */
 typedef struct {
     ncclNetDeviceType netDeviceType;
@@ -36,7 +36,8 @@ typedef struct {
 typedef ncclNetDeviceHandle_v8_t ncclNetDeviceHandle_v9_t;
 typedef ncclNetDeviceHandle_v8_t ncclNetDeviceHandle_v10_t;
 typedef ncclNetDeviceHandle_v8_t ncclNetDeviceHandle_v11_t;
-typedef ncclNetDeviceHandle_v11_t ncclNetDeviceHandle_t;
+typedef ncclNetDeviceHandle_v8_t ncclNetDeviceHandle_v12_t;
+typedef ncclNetDeviceHandle_v12_t ncclNetDeviceHandle_t;
 
 #ifdef __cplusplus
 }

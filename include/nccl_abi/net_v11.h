@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* ncclNet_v11_t / ncclCollNet_v11_t (NCCL 2.28): per-communicator init with a ctx, finalize,
- * network attribute hints. This is the shape of the plugin's internal API (plugin/abi/api.h). */
+ * network attribute hints. */
 #ifndef JACCL_NCCL_ABI_NET_V11_H
 #define JACCL_NCCL_ABI_NET_V11_H
 

@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Per-version adapters over the v11-shaped internal API; see shims.h for which is which.
+/* Per-version adapters over jaccl's version-neutral internal API; see shims.h for which is
+ * which.
  * Every shim is stateless except the once-per-process ctx of the pre-v11 init calls, which a
  * mutex guards, so all of them may be called from any NCCL thread. */
 #include <pthread.h>
 #include <stddef.h>
+#include <string.h>
 
-#include "abi/api.h"
+#include "core/api.h"
 #include "abi/shims.h"
 #include "nccl_abi/net.h"
 #include "util/log.h"
+
+/* The tables point regMr straight at jaccl_reg_mr, so jaccl's memory type must be NCCL's. */
+_Static_assert(JACCL_MEM_HOST == NCCL_PTR_HOST, "JACCL_MEM_HOST must equal NCCL_PTR_HOST");
 
 /* ---- the process-wide ctx of pre-v11 NCCL ---- */
 
@@ -73,56 +78,143 @@ ncclResult_t jaccl_v8_init(ncclDebugLogger_t logFunction)
     return legacy_init(&net_ctx, logFunction, NULL);
 }
 
-/* v9 and v10 properties are the v11 layout without maxMultiRequestSize; a whole v11 struct
- * must not be written into the caller's shorter one, hence the copy. */
-ncclResult_t jaccl_v9_get_properties(int dev, ncclNetProperties_v9_t *props)
+/* ---- properties: jaccl's struct into each version's ---- */
+
+/* The fields every version has, in every version's names (v8's layout starts them all). */
+#define PROPS_COMMON(out, p)                                                         \
+    do {                                                                             \
+        (out)->name = (char *)(p)->name;                                             \
+        (out)->pciPath = (char *)(p)->pci_path;                                      \
+        (out)->guid = (p)->guid;                                                     \
+        (out)->ptrSupport = ((p)->mem_kinds & JACCL_MEM_HOST) ? NCCL_PTR_HOST : 0;   \
+        (out)->regIsGlobal = (p)->reg_is_global;                                     \
+        (out)->speed = (p)->speed_mbps;                                              \
+        (out)->port = (p)->port;                                                     \
+        (out)->latency = (p)->latency_us;                                            \
+        (out)->maxComms = (p)->max_comms;                                            \
+        (out)->maxRecvs = (p)->max_recvs;                                            \
+        (out)->netDeviceType = NCCL_NET_DEVICE_HOST; /* a host plugin: no offload */ \
+        (out)->netDeviceVersion = NCCL_NET_DEVICE_INVALID_VERSION;                   \
+    } while (0)
+
+/* v9 on: forceFlush, the fused devices and the size limits. */
+#define PROPS_V9(out, p)                                                                      \
+    do {                                                                                      \
+        PROPS_COMMON(out, p);                                                                 \
+        (out)->forceFlush = (p)->force_flush;                                                 \
+        (out)->vProps.ndevs = vdevs_fill((out)->vProps.devs,                                  \
+                                         (int)(sizeof((out)->vProps.devs) / sizeof(int)), p); \
+        (out)->maxP2pBytes = (p)->max_p2p_bytes;                                              \
+        (out)->maxCollBytes = (p)->max_coll_bytes;                                            \
+    } while (0)
+
+/* Copies the fused-device list into a version's devs[cap]; returns ndevs. More than the
+ * version holds cannot be told to NCCL, so the device is refused (ndevs 0) rather than cut. */
+static int vdevs_fill(int *devs, int cap, const struct jaccl_props *p)
 {
-    ncclNetProperties_v11_t p;
-    ncclResult_t res = jaccl_get_properties(dev, &p);
+    if (p->nsubdevs > cap) {
+        JWARN("getProperties: device %s fuses %d devices, this table version holds %d", p->name,
+              p->nsubdevs, cap);
+        return 0;
+    }
+    for (int i = 0; i < p->nsubdevs; i++)
+        devs[i] = p->subdevs[i];
+    return p->nsubdevs;
+}
+
+/* The core's answer for dev; a NULL out goes to the core as NULL, which rejects it. */
+static ncclResult_t props_get(int dev, const void *out, struct jaccl_props *p)
+{
+    return jaccl_get_properties(dev, out ? p : NULL);
+}
+
+/* Every version's struct is zeroed first so padding and unknown fields never carry junk. */
+ncclResult_t jaccl_v12_get_properties(int dev, ncclNetProperties_v12_t *props)
+{
+    struct jaccl_props p;
+    ncclResult_t res = props_get(dev, props, &p);
 
     if (res != ncclSuccess)
         return res;
-    props->name = p.name;
-    props->pciPath = p.pciPath;
-    props->guid = p.guid;
-    props->ptrSupport = p.ptrSupport;
-    props->regIsGlobal = p.regIsGlobal;
-    props->forceFlush = p.forceFlush;
-    props->speed = p.speed;
-    props->port = p.port;
-    props->latency = p.latency;
-    props->maxComms = p.maxComms;
-    props->maxRecvs = p.maxRecvs;
-    props->netDeviceType = p.netDeviceType;
-    props->netDeviceVersion = p.netDeviceVersion;
-    props->vProps = p.vProps;
-    props->maxP2pBytes = p.maxP2pBytes;
-    props->maxCollBytes = p.maxCollBytes;
+    memset(props, 0, sizeof(*props));
+    PROPS_V9(props, &p);
+    props->maxMultiRequestSize = p.max_multi_request;
+    props->railId = (int16_t)p.rail_id;
+    props->planeId = (int16_t)p.plane_id;
+    return ncclSuccess;
+}
+
+ncclResult_t jaccl_v11_get_properties(int dev, ncclNetProperties_v11_t *props)
+{
+    struct jaccl_props p;
+    ncclResult_t res = props_get(dev, props, &p);
+
+    if (res != ncclSuccess)
+        return res;
+    memset(props, 0, sizeof(*props));
+    PROPS_V9(props, &p);
+    props->maxMultiRequestSize = p.max_multi_request;
+    return ncclSuccess;
+}
+
+/* v9 and v10: no maxMultiRequestSize. */
+ncclResult_t jaccl_v9_get_properties(int dev, ncclNetProperties_v9_t *props)
+{
+    struct jaccl_props p;
+    ncclResult_t res = props_get(dev, props, &p);
+
+    if (res != ncclSuccess)
+        return res;
+    memset(props, 0, sizeof(*props));
+    PROPS_V9(props, &p);
     return ncclSuccess;
 }
 
 /* v8 has no forceFlush, vProps or size limits: NCCL's own v8 adapter supplies the limits. */
 ncclResult_t jaccl_v8_get_properties(int dev, ncclNetProperties_v8_t *props)
 {
-    ncclNetProperties_v11_t p;
-    ncclResult_t res = jaccl_get_properties(dev, &p);
+    struct jaccl_props p;
+    ncclResult_t res = props_get(dev, props, &p);
 
     if (res != ncclSuccess)
         return res;
-    props->name = p.name;
-    props->pciPath = p.pciPath;
-    props->guid = p.guid;
-    props->ptrSupport = p.ptrSupport;
-    props->regIsGlobal = p.regIsGlobal;
-    props->speed = p.speed;
-    props->port = p.port;
-    props->latency = p.latency;
-    props->maxComms = p.maxComms;
-    props->maxRecvs = p.maxRecvs;
-    props->netDeviceType = p.netDeviceType;
-    props->netDeviceVersion = p.netDeviceVersion;
+    memset(props, 0, sizeof(*props));
+    PROPS_COMMON(props, &p);
     return ncclSuccess;
 }
+
+/* ---- v11 / v12: per-communicator init ---- */
+
+ncclResult_t jaccl_v11_init(void **ctx, uint64_t commId, ncclNetCommConfig_v11_t *config,
+                            ncclDebugLogger_t logFunction, ncclProfilerCallback_t profFunction)
+{
+    /* NCCL_NET_TRAFFIC_CLASS_UNDEF and JACCL_ID_UNDEF are both -1: the value passes as is */
+    struct jaccl_comm_config c = {.traffic_class = config ? config->trafficClass : JACCL_ID_UNDEF};
+
+    return jaccl_init(ctx, commId, config ? &c : NULL, logFunction, profFunction);
+}
+
+/* The hints name nothing jaccl can act on; the core only checks the ctx. */
+ncclResult_t jaccl_v11_set_net_attr(void *ctx, ncclNetAttr_v11_t *netAttr)
+{
+    (void)netAttr;
+    return jaccl_set_net_attr(ctx);
+}
+
+/* Device handles pass through untouched: the core never fills one (a host plugin). */
+ncclResult_t jaccl_v11_connect(void *ctx, int dev, void *handle, void **sendComm,
+                               ncclNetDeviceHandle_v11_t **sendDevComm)
+{
+    return jaccl_connect(ctx, dev, handle, sendComm, (void **)sendDevComm);
+}
+
+ncclResult_t jaccl_v8_accept(void *listenComm, void **recvComm,
+                             ncclNetDeviceHandle_v8_t **recvDevComm)
+{
+    return jaccl_accept(listenComm, recvComm, (void **)recvDevComm);
+}
+
+/* ---- v8 .. v10: ctx-less calls ---- */
 
 ncclResult_t jaccl_v8_listen(int dev, void *handle, void **listenComm)
 {
@@ -144,8 +236,8 @@ ncclResult_t jaccl_v10_connect(int dev, ncclNetCommConfig_v10_t *config, void *h
 
     if (res != ncclSuccess)
         return reject(sendComm, res);
-    return jaccl_connect_tclass(ctx, config ? config->trafficClass : -1, dev, handle, sendComm,
-                                sendDevComm);
+    return jaccl_connect_tclass(ctx, config ? config->trafficClass : JACCL_ID_UNDEF, dev, handle,
+                                sendComm, (void **)sendDevComm);
 }
 
 ncclResult_t jaccl_v8_connect(int dev, void *handle, void **sendComm,
@@ -156,7 +248,7 @@ ncclResult_t jaccl_v8_connect(int dev, void *handle, void **sendComm,
 
     if (res != ncclSuccess)
         return reject(sendComm, res);
-    return jaccl_connect(ctx, dev, handle, sendComm, sendDevComm);
+    return jaccl_connect(ctx, dev, handle, sendComm, (void **)sendDevComm);
 }
 
 ncclResult_t jaccl_v9_isend(void *sendComm, void *data, size_t size, int tag, void *mhandle,
@@ -227,9 +319,46 @@ ncclResult_t jaccl_coll_v8_iallreduce(void *collComm, void *sendData, void *recv
                                  sendMhandle, recvMhandle, request);
 }
 
-/* NCCL always passes exactly one part; more would need an SGE array, which nothing sends. */
+/* v9..v12: NCCL passes exactly one part. Only parts[0] is converted; n and a missing array
+ * go to the core unchanged so that it rejects them with its own message. */
+static const struct jaccl_sge *sge_from_v9(int n, const ncclNetSGE_v9_t *in, struct jaccl_sge *out)
+{
+    if (n < 1 || in == NULL)
+        return NULL;
+    out->mhandle = in->mhandle;
+    out->address = in->address;
+    out->size = in->size;
+    return out;
+}
+
+ncclResult_t jaccl_coll_v9_iallgather(void *collComm, void *sendData, int nRecvParts,
+                                      ncclNetSGE_v9_t *recvParts, size_t bytesPerRank,
+                                      size_t windowOffset, size_t windowBytes, void *sendMhandle,
+                                      void **request)
+{
+    struct jaccl_sge part;
+
+    return jaccl_coll_iallgather(collComm, sendData, nRecvParts,
+                                 sge_from_v9(nRecvParts, recvParts, &part), bytesPerRank,
+                                 windowOffset, windowBytes, sendMhandle, request);
+}
+
+ncclResult_t jaccl_coll_v9_ireducescatter(void *collComm, int nSendParts,
+                                          ncclNetSGE_v9_t *sendParts, void *recvData,
+                                          size_t bytesPerRank, size_t windowOffset,
+                                          size_t windowBytes, ncclDataType_t dataType,
+                                          ncclRedOp_t redOp, void *recvMhandle, void **request)
+{
+    struct jaccl_sge part;
+
+    return jaccl_coll_ireducescatter(
+            collComm, nSendParts, sge_from_v9(nSendParts, sendParts, &part), recvData, bytesPerRank,
+            windowOffset, windowBytes, dataType, redOp, recvMhandle, request);
+}
+
+/* v8: NCCL always passes exactly one part; more would need an SGE array, which nothing sends. */
 static ncclResult_t sge_from_v8(const char *op, int n, const ncclNetSGE_v8_t *in,
-                                ncclNetSGE_v11_t *out)
+                                struct jaccl_sge *out)
 {
     if (n != 1 || in == NULL) {
         JWARN("%s: %d parts given, only 1 is supported", op, n);
@@ -246,7 +375,7 @@ ncclResult_t jaccl_coll_v8_iallgather(void *collComm, void *sendData, int nRecvP
                                       size_t windowOffset, size_t windowBytes, void *sendMhandle,
                                       void **request)
 {
-    ncclNetSGE_v11_t part;
+    struct jaccl_sge part;
     ncclResult_t res = sge_from_v8("iallgather", nRecvParts, recvParts, &part);
 
     if (res != ncclSuccess)
@@ -261,7 +390,7 @@ ncclResult_t jaccl_coll_v8_ireducescatter(void *collComm, int nSendParts,
                                           size_t windowBytes, ncclDataType_t dataType,
                                           ncclRedOp_t redOp, void *recvMhandle, void **request)
 {
-    ncclNetSGE_v11_t part;
+    struct jaccl_sge part;
     ncclResult_t res = sge_from_v8("ireducescatter", nSendParts, sendParts, &part);
 
     if (res != ncclSuccess)

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The eight tables NCCL looks up by name (ncclNetPlugin_vN, ncclCollNetPlugin_vN), the only
- * symbols the library exports (plugin/exports.map). NCCL 2.28 takes v11; the older tables let
- * NCCL 2.20 .. 2.27 load the same library. Each slot is the internal API function itself when
- * its signature fits, else the oldest shim that does (shims.h).
+/* The ten tables NCCL looks up by name (ncclNetPlugin_vN, ncclCollNetPlugin_vN), the only
+ * symbols the library exports (plugin/exports.map). NCCL 2.30 takes v12, 2.28 v11; the older
+ * tables let NCCL 2.20 .. 2.27 load the same library. Each slot is the internal API function
+ * itself when its signature names no versioned type, else the oldest shim that fits
+ * (shims.h).
  *
  * NULL slots, all tolerated by NCCL: regMrDmaBuf (host memory only), getDeviceMr and
  * irecvConsumed (no device offload), makeVDevice (no NIC fusion). */
 #include <stddef.h>
 
-#include "abi/api.h"
 #include "abi/shims.h"
+#include "core/api.h"
 #include "nccl_abi/net.h"
 
 #define JACCL_EXPORT __attribute__((visibility("default")))
@@ -17,14 +18,14 @@
 /* What NCCL logs and matches NCCL_NET against. */
 #define JACCL_NET_NAME "JACCL"
 
-JACCL_EXPORT const ncclNet_v11_t ncclNetPlugin_v11 = {
+JACCL_EXPORT const ncclNet_v12_t ncclNetPlugin_v12 = {
         .name = JACCL_NET_NAME,
-        .init = jaccl_init,
+        .init = jaccl_v11_init,
         .devices = jaccl_devices,
-        .getProperties = jaccl_get_properties,
+        .getProperties = jaccl_v12_get_properties,
         .listen = jaccl_listen,
-        .connect = jaccl_connect,
-        .accept = jaccl_accept,
+        .connect = jaccl_v11_connect,
+        .accept = jaccl_v8_accept,
         .regMr = jaccl_reg_mr,
         .regMrDmaBuf = NULL,
         .deregMr = jaccl_dereg_mr,
@@ -39,7 +40,32 @@ JACCL_EXPORT const ncclNet_v11_t ncclNetPlugin_v11 = {
         .irecvConsumed = NULL,
         .makeVDevice = NULL,
         .finalize = jaccl_finalize,
-        .setNetAttr = jaccl_set_net_attr,
+        .setNetAttr = jaccl_v11_set_net_attr,
+};
+
+JACCL_EXPORT const ncclNet_v11_t ncclNetPlugin_v11 = {
+        .name = JACCL_NET_NAME,
+        .init = jaccl_v11_init,
+        .devices = jaccl_devices,
+        .getProperties = jaccl_v11_get_properties,
+        .listen = jaccl_listen,
+        .connect = jaccl_v11_connect,
+        .accept = jaccl_v8_accept,
+        .regMr = jaccl_reg_mr,
+        .regMrDmaBuf = NULL,
+        .deregMr = jaccl_dereg_mr,
+        .isend = jaccl_isend,
+        .irecv = jaccl_irecv,
+        .iflush = jaccl_iflush,
+        .test = jaccl_test,
+        .closeSend = jaccl_close_send,
+        .closeRecv = jaccl_close_recv,
+        .closeListen = jaccl_close_listen,
+        .getDeviceMr = NULL,
+        .irecvConsumed = NULL,
+        .makeVDevice = NULL,
+        .finalize = jaccl_finalize,
+        .setNetAttr = jaccl_v11_set_net_attr,
 };
 
 JACCL_EXPORT const ncclNet_v10_t ncclNetPlugin_v10 = {
@@ -49,7 +75,7 @@ JACCL_EXPORT const ncclNet_v10_t ncclNetPlugin_v10 = {
         .getProperties = jaccl_v9_get_properties,
         .listen = jaccl_v8_listen,
         .connect = jaccl_v10_connect,
-        .accept = jaccl_accept,
+        .accept = jaccl_v8_accept,
         .regMr = jaccl_reg_mr,
         .regMrDmaBuf = NULL,
         .deregMr = jaccl_dereg_mr,
@@ -72,7 +98,7 @@ JACCL_EXPORT const ncclNet_v9_t ncclNetPlugin_v9 = {
         .getProperties = jaccl_v9_get_properties,
         .listen = jaccl_v8_listen,
         .connect = jaccl_v8_connect,
-        .accept = jaccl_accept,
+        .accept = jaccl_v8_accept,
         .regMr = jaccl_reg_mr,
         .regMrDmaBuf = NULL,
         .deregMr = jaccl_dereg_mr,
@@ -95,7 +121,7 @@ JACCL_EXPORT const ncclNet_v8_t ncclNetPlugin_v8 = {
         .getProperties = jaccl_v8_get_properties,
         .listen = jaccl_v8_listen,
         .connect = jaccl_v8_connect,
-        .accept = jaccl_accept,
+        .accept = jaccl_v8_accept,
         .regMr = jaccl_reg_mr,
         .regMrDmaBuf = NULL,
         .deregMr = jaccl_dereg_mr,
@@ -112,11 +138,11 @@ JACCL_EXPORT const ncclNet_v8_t ncclNetPlugin_v8 = {
 
 /* CollNet devices are the net devices (NCCL matches them by index and name), so
  * getProperties is the net one. */
-JACCL_EXPORT const ncclCollNet_v11_t ncclCollNetPlugin_v11 = {
+JACCL_EXPORT const ncclCollNet_v12_t ncclCollNetPlugin_v12 = {
         .name = JACCL_NET_NAME,
         .init = jaccl_coll_init,
         .devices = jaccl_coll_devices,
-        .getProperties = jaccl_get_properties,
+        .getProperties = jaccl_v12_get_properties,
         .listen = jaccl_coll_listen,
         .connect = jaccl_coll_connect,
         .reduceSupport = jaccl_coll_reduce_support,
@@ -124,8 +150,30 @@ JACCL_EXPORT const ncclCollNet_v11_t ncclCollNetPlugin_v11 = {
         .regMrDmaBuf = NULL,
         .deregMr = jaccl_dereg_mr,
         .iallreduce = jaccl_coll_iallreduce,
-        .iallgather = jaccl_coll_iallgather,
-        .ireducescatter = jaccl_coll_ireducescatter,
+        .iallgather = jaccl_coll_v9_iallgather,
+        .ireducescatter = jaccl_coll_v9_ireducescatter,
+        .iflush = jaccl_coll_iflush,
+        .test = jaccl_coll_test,
+        .closeColl = jaccl_coll_close,
+        .closeListen = jaccl_coll_close_listen,
+        .makeVDevice = NULL,
+        .finalize = jaccl_finalize,
+};
+
+JACCL_EXPORT const ncclCollNet_v11_t ncclCollNetPlugin_v11 = {
+        .name = JACCL_NET_NAME,
+        .init = jaccl_coll_init,
+        .devices = jaccl_coll_devices,
+        .getProperties = jaccl_v11_get_properties,
+        .listen = jaccl_coll_listen,
+        .connect = jaccl_coll_connect,
+        .reduceSupport = jaccl_coll_reduce_support,
+        .regMr = jaccl_reg_mr,
+        .regMrDmaBuf = NULL,
+        .deregMr = jaccl_dereg_mr,
+        .iallreduce = jaccl_coll_iallreduce,
+        .iallgather = jaccl_coll_v9_iallgather,
+        .ireducescatter = jaccl_coll_v9_ireducescatter,
         .iflush = jaccl_coll_iflush,
         .test = jaccl_coll_test,
         .closeColl = jaccl_coll_close,
@@ -146,8 +194,8 @@ JACCL_EXPORT const ncclCollNet_v10_t ncclCollNetPlugin_v10 = {
         .regMrDmaBuf = NULL,
         .deregMr = jaccl_dereg_mr,
         .iallreduce = jaccl_coll_iallreduce,
-        .iallgather = jaccl_coll_iallgather,
-        .ireducescatter = jaccl_coll_ireducescatter,
+        .iallgather = jaccl_coll_v9_iallgather,
+        .ireducescatter = jaccl_coll_v9_ireducescatter,
         .iflush = jaccl_coll_iflush,
         .test = jaccl_coll_test,
         .closeColl = jaccl_coll_close,
@@ -167,8 +215,8 @@ JACCL_EXPORT const ncclCollNet_v9_t ncclCollNetPlugin_v9 = {
         .regMrDmaBuf = NULL,
         .deregMr = jaccl_dereg_mr,
         .iallreduce = jaccl_coll_iallreduce,
-        .iallgather = jaccl_coll_iallgather,
-        .ireducescatter = jaccl_coll_ireducescatter,
+        .iallgather = jaccl_coll_v9_iallgather,
+        .ireducescatter = jaccl_coll_v9_ireducescatter,
         .iflush = jaccl_coll_iflush,
         .test = jaccl_coll_test,
         .closeColl = jaccl_coll_close,

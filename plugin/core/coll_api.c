@@ -4,7 +4,7 @@
  * jaccl_finalize), which take CollNet comms too. */
 #include <stdlib.h>
 
-#include "abi/api.h"
+#include "core/api.h"
 #include "core/coll.h"
 #include "core/state.h"
 #include "util/log.h"

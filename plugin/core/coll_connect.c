@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "abi/api.h"
+#include "core/api.h"
 #include "core/coll.h"
 #include "core/registry.h"
 #include "core/state.h"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "abi/api.h"
+#include "core/api.h"
 #include "core/coll.h"
 #include "core/registry.h"
 #include "core/state.h"

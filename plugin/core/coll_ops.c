@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "abi/api.h"
+#include "core/api.h"
 #include "core/coll.h"
 #include "util/log.h"
 
@@ -74,7 +74,7 @@ static int check_window(struct coll_comm *c, const char *op, size_t bpr, size_t 
     return 1;
 }
 
-static int check_part(const char *op, int n, const ncclNetSGE_v11_t *parts, size_t wb)
+static int check_part(const char *op, int n, const struct jaccl_sge *parts, size_t wb)
 {
     if (n != 1 || !parts) {
         JWARN("%s: %d parts given, jaccl takes exactly 1", op, n);
@@ -146,7 +146,7 @@ ncclResult_t jaccl_coll_iallreduce(void *collComm, void *sendData, void *recvDat
  * a rank buffer (sendData / recvData) holding window ∩ own segment. */
 static ncclResult_t submit_window(struct coll_comm *c, const char *name, struct jc_op *op,
                                   enum jc_kind kind, size_t esz, size_t bpr, size_t wo, size_t wb,
-                                  int nparts, ncclNetSGE_v11_t *parts, void *rank_buf,
+                                  int nparts, const struct jaccl_sge *parts, void *rank_buf,
                                   void *rank_mh, void **request)
 {
     int ag = kind == JC_ALLGATHER;
@@ -170,7 +170,7 @@ static ncclResult_t submit_window(struct coll_comm *c, const char *name, struct 
 }
 
 ncclResult_t jaccl_coll_iallgather(void *collComm, void *sendData, int nRecvParts,
-                                   ncclNetSGE_v11_t *recvParts, size_t bytesPerRank,
+                                   const struct jaccl_sge *recvParts, size_t bytesPerRank,
                                    size_t windowOffset, size_t windowBytes, void *sendMhandle,
                                    void **request)
 {
@@ -183,10 +183,11 @@ ncclResult_t jaccl_coll_iallgather(void *collComm, void *sendData, int nRecvPart
                          nRecvParts, recvParts, sendData, sendMhandle, request);
 }
 
-ncclResult_t jaccl_coll_ireducescatter(void *collComm, int nSendParts, ncclNetSGE_v11_t *sendParts,
-                                       void *recvData, size_t bytesPerRank, size_t windowOffset,
-                                       size_t windowBytes, ncclDataType_t dataType,
-                                       ncclRedOp_t redOp, void *recvMhandle, void **request)
+ncclResult_t jaccl_coll_ireducescatter(void *collComm, int nSendParts,
+                                       const struct jaccl_sge *sendParts, void *recvData,
+                                       size_t bytesPerRank, size_t windowOffset, size_t windowBytes,
+                                       ncclDataType_t dataType, ncclRedOp_t redOp,
+                                       void *recvMhandle, void **request)
 {
     const char *name = "CollNet ireducescatter";
     struct coll_comm *c = begin(collComm, request, name);

@@ -6,7 +6,7 @@
  * and test() only reads the slot's atomic state: it never blocks and never progresses anything. */
 #include <limits.h>
 
-#include "abi/api.h"
+#include "core/api.h"
 #include "core/coll.h"
 #include "core/registry.h"
 #include "util/log.h"

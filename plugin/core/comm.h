@@ -9,7 +9,8 @@
 #include <stdint.h>
 
 #include "fabric/fabric.h"
-#include "nccl_abi/net.h"
+#include "nccl_abi/nccl_types.h"
+#include "nccl_abi/net_common.h"
 
 enum jaccl_comm_kind {
     JC_LISTEN = 0x4a430001,

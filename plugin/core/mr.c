@@ -4,6 +4,7 @@
  * and the fabric (verbs: its MR cache) decides whether they share hardware state. */
 #include <stdlib.h>
 
+#include "core/api.h"
 #include "core/comm.h"
 #include "core/registry.h"
 #include "core/state.h"
@@ -43,7 +44,7 @@ ncclResult_t jaccl_mr_reg(struct jaccl_comm_hdr *c, void *data, size_t size, int
     if (!mhandle)
         return ncclInvalidArgument;
     *mhandle = NULL;
-    if (type != NCCL_PTR_HOST) {
+    if (type != JACCL_MEM_HOST) {
         JWARN("regMr: memory type %d is not supported (jaccl registers host memory only)", type);
         return ncclInternalError;
     }

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "abi/api.h"
+#include "core/api.h"
 #include "core/p2p.h"
 #include "core/registry.h"
 #include "core/state.h"
@@ -158,8 +158,7 @@ ncclResult_t jaccl_listen(void *ctx, int dev, void *handle, void **listenComm)
     return ncclSuccess;
 }
 
-ncclResult_t jaccl_accept(void *listenComm, void **recvComm,
-                          ncclNetDeviceHandle_v11_t **recvDevComm)
+ncclResult_t jaccl_accept(void *listenComm, void **recvComm, void **recvDevComm)
 {
     if (!recvComm)
         return ncclInvalidArgument;
@@ -290,14 +289,13 @@ static struct pending_connect *connect_start(void *ctx, int dev, void *handle, i
     return NULL;
 }
 
-ncclResult_t jaccl_connect(void *ctx, int dev, void *handle, void **sendComm,
-                           ncclNetDeviceHandle_v11_t **sendDevComm)
+ncclResult_t jaccl_connect(void *ctx, int dev, void *handle, void **sendComm, void **sendDevComm)
 {
     return jaccl_connect_tclass(ctx, -1, dev, handle, sendComm, sendDevComm);
 }
 
 ncclResult_t jaccl_connect_tclass(void *ctx, int trafficClass, int dev, void *handle,
-                                  void **sendComm, ncclNetDeviceHandle_v11_t **sendDevComm)
+                                  void **sendComm, void **sendDevComm)
 {
     if (!sendComm || !handle)
         return ncclInvalidArgument;

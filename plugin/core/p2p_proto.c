@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "abi/api.h"
+#include "core/api.h"
 #include "core/p2p.h"
 #include "core/registry.h"
 #include "core/state.h"

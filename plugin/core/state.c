@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "abi/api.h"
+#include "core/api.h"
 #include "core/p2p.h"
 #include "core/registry.h"
 #include "core/state.h"
@@ -195,7 +195,7 @@ static void teardown_if_unused(void)
     jaccl_param_reset();
 }
 
-ncclResult_t jaccl_init(void **ctx, uint64_t commId, ncclNetCommConfig_v11_t *config,
+ncclResult_t jaccl_init(void **ctx, uint64_t commId, const struct jaccl_comm_config *config,
                         ncclDebugLogger_t logFunction, ncclProfilerCallback_t profFunction)
 {
     if (ctx)
@@ -205,7 +205,7 @@ ncclResult_t jaccl_init(void **ctx, uint64_t commId, ncclNetCommConfig_v11_t *co
     struct jaccl_ctx *c = calloc(1, sizeof(*c));
     if (!c)
         return ncclSystemError;
-    c->traffic_class = config ? config->trafficClass : -1; /* UNDEF is -1 too */
+    c->traffic_class = config ? config->traffic_class : JACCL_ID_UNDEF;
     if (c->traffic_class >= 0)
         JINFO(NCCL_INIT | NCCL_NET,
               "communicator %#llx: NCCL's trafficClass %d applies to its connections unless "
@@ -264,7 +264,7 @@ ncclResult_t jaccl_devices(int *ndev)
     return ncclSuccess;
 }
 
-ncclResult_t jaccl_get_properties(int dev, ncclNetProperties_v11_t *props)
+ncclResult_t jaccl_get_properties(int dev, struct jaccl_props *props)
 {
     if (!props || dev < 0 || dev >= jaccl_ndevs()) {
         JWARN("getProperties: invalid device %d (have %d)", dev, jaccl_ndevs());
@@ -272,28 +272,28 @@ ncclResult_t jaccl_get_properties(int dev, ncclNetProperties_v11_t *props)
     }
     const struct fab_dev_info *d = g_ops->dev_info(dev);
     memset(props, 0, sizeof(*props));
-    props->name = (char *)d->name;
-    props->pciPath = d->pci_path;
+    props->name = d->name;
+    props->pci_path = d->pci_path;
     props->guid = d->guid;
-    props->ptrSupport = NCCL_PTR_HOST;
-    props->regIsGlobal = 0;
-    props->forceFlush = 0;
-    props->speed = d->speed_mbps;
+    props->mem_kinds = JACCL_MEM_HOST;
+    props->reg_is_global = 0;
+    props->force_flush = 0;
+    props->speed_mbps = d->speed_mbps;
     props->port = d->port;
-    props->latency = d->latency_us;
-    props->maxComms = d->max_comms;
-    props->maxRecvs = 1; /* no grouped receives: keeps NCCL from sharing comms */
-    props->netDeviceType = NCCL_NET_DEVICE_HOST;
-    props->netDeviceVersion = NCCL_NET_DEVICE_INVALID_VERSION;
-    props->vProps.ndevs = 1;
-    props->vProps.devs[0] = dev;
-    props->maxP2pBytes = d->max_msg_bytes;
-    props->maxCollBytes = d->max_msg_bytes;
-    props->maxMultiRequestSize = 1;
+    props->latency_us = d->latency_us;
+    props->max_comms = d->max_comms;
+    props->max_recvs = 1; /* no grouped receives: keeps NCCL from sharing comms */
+    props->nsubdevs = 1;
+    props->subdevs[0] = dev;
+    props->max_p2p_bytes = d->max_msg_bytes;
+    props->max_coll_bytes = d->max_msg_bytes;
+    props->max_multi_request = 1;
+    props->rail_id = JACCL_ID_UNDEF; /* no rail/plane topology of its own to report */
+    props->plane_id = JACCL_ID_UNDEF;
     return ncclSuccess;
 }
 
-ncclResult_t jaccl_set_net_attr(void *ctx, ncclNetAttr_v11_t *netAttr)
+ncclResult_t jaccl_set_net_attr(void *ctx)
 {
     /* hints only; the fabric has no per-flow knobs to turn yet */
     return jaccl_reg_find(ctx, JO_CTX, "setNetAttr", NULL) ? ncclSuccess : ncclInternalError;

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "fabric/fabric.h"
-#include "nccl_abi/net.h"
+#include "nccl_abi/nccl_types.h"
 #include "util/sock.h"
 
 /* The fabric chosen at the first init; NULL before. */
@@ -31,7 +31,7 @@ void jaccl_state_put(void);
 /* Liveness deadline (NCCL_JACCL_TIMEOUT) in ns. */
 uint64_t jaccl_timeout_ns(void);
 
-/* The trafficClass NCCL passed to init for this context (ncclNetCommConfig_t), or -1 when it
+/* The trafficClass NCCL passed to init for this context (jaccl_comm_config), or -1 when it
  * passed none (older tables, CollNet, NCCL_NET_TRAFFIC_CLASS_UNDEF). ctx may be NULL. */
 int jaccl_ctx_traffic_class(const void *ctx);
 /* Sets attr->tclass and attr->sl for a connection made through a context whose trafficClass is

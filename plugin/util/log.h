@@ -7,7 +7,7 @@
 #ifndef JACCL_UTIL_LOG_H
 #define JACCL_UTIL_LOG_H
 
-#include "nccl_abi/net.h"
+#include "nccl_abi/nccl_types.h"
 
 void jaccl_log_set(ncclDebugLogger_t logger);
 ncclDebugLogger_t jaccl_log_get(void);

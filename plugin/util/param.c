@@ -113,7 +113,7 @@ static const struct jaccl_param_desc g_params[JP_NUM_PARAMS] = {
               "Traffic class byte (DSCP << 2 plus ECN bits, as in `NCCL_IB_TC`): the GRH traffic "
               "class of every verbs queue pair (RoCE) and the IP TOS / IPv6 traffic class of "
               "every TCP data socket. `-1` = unset: the `trafficClass` NCCL passes for the "
-              "communicator (`ncclConfig_t.trafficClass`, v10 and v11 tables) if it gave one, "
+              "communicator (`ncclConfig_t.trafficClass`, tables v10 to v12) if it gave one, "
               "else the system default (0)."),
         P_INT(JP_SL, "NCCL_JACCL_SL", -1, -1, 15, NULL, "NCCL_IB_SL", S_QOS,
               "InfiniBand service level of every verbs queue pair (on RoCE the NIC maps it to "

@@ -3,8 +3,8 @@
  * [windowOffset, windowOffset + windowBytes) of the nranks * bytesPerRank buffer; the rank
  * buffer holds window ∩ own segment. Windows that start or end inside segments, cover one
  * segment or part of one, are empty, a single element, or sweep the buffer in fixed steps the
- * way NCCL splits a large collective; in place and out of place; through the v11 table and
- * through the v8 table (int count, 32-bit SGE). Also all-reduce through v8. */
+ * way NCCL splits a large collective; in place and out of place; through the v11 and v12
+ * tables and through the v8 table (int count, 32-bit SGE). Also all-reduce through v8. */
 #include "coll_harness.h"
 
 struct scenario {
@@ -94,12 +94,22 @@ static int rank_main(int rank, int nranks, void *arg)
 int main(int argc, char **argv)
 {
     static const struct scenario sc[] = {
-            {2, 2, 11, "ring"}, {3, 1, 11, "ring"}, {5, 2, 11, "ring"}, {4, 4, 11, "ring"},
-            {2, 1, 11, "mesh"}, {3, 2, 11, "mesh"}, {7, 1, 11, "mesh"}, {4, 2, 8, "ring"},
-            {3, 2, 8, "mesh"},  {8, 2, 8, "auto"},
+            {2, 2, 11, "ring"},
+            {3, 1, 11, "ring"},
+            {5, 2, 11, "ring"},
+            {4, 4, 11, "ring"},
+            {2, 1, 11, "mesh"},
+            {3, 2, 11, "mesh"},
+            {7, 1, 11, "mesh"},
+            {4, 2, 8, "ring"},
+            {3, 2, 8, "mesh"},
+            {8, 2, 8, "auto"},
+            /* NCCL 2.30's table: same calls as v11, so one ring and one mesh suffice */
+            {3, 2, 12, "ring"},
+            {2, 1, 12, "mesh"},
     };
     int failed = 0;
-    mp_begin("coll_window", "CollNet all-gather / reduce-scatter windows, v11 and v8 tables");
+    mp_begin("coll_window", "CollNet all-gather / reduce-scatter windows, v12, v11 and v8 tables");
     for (size_t i = 0; i < sizeof(sc) / sizeof(sc[0]); i++) {
         char what[96];
         if (!mp_selected(argc, argv, (int)i))

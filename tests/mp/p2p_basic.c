@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* p2p_basic: every table v8..v11, both directions between two ranks.
- *   - properties make sense (host pointers, maxRecvs >= 1, size limits in range);
+/* p2p_basic: every table v8..v12, both directions between two ranks.
+ *   - properties make sense (host pointers, maxRecvs >= 1, size limits in range; from v9 the
+ *     device is its own only vNIC member; v12's railId / planeId are NCCL_NET_ID_UNDEF);
  *   - listen returns at once and writes no more than 128 handle bytes;
  *   - connect and accept return ncclSuccess with a NULL comm until the other side is there;
  *   - sizes 0 .. 64 MiB (odd ones included) arrive intact at unaligned addresses, the
@@ -35,7 +36,7 @@ static size_t cap_of(int i, void *arg)
 
 static void check_props(const struct mp_net *n)
 {
-    ncclNetProperties_v11_t p;
+    ncclNetProperties_v12_t p;
     if (!MP_OK(mp_net_props(n, n->dev, &p)))
         return;
     mp_note("v%d: device %d is \"%s\", speed %d Mbps, maxRecvs %d, maxComms %d", n->version, n->dev,
@@ -47,6 +48,14 @@ static void check_props(const struct mp_net *n)
     if (n->version >= 9)
         MP_CHECK(p.maxP2pBytes > 0 && p.maxP2pBytes <= (size_t)NCCL_MAX_NET_SIZE_BYTES,
                  "maxP2pBytes %zu out of (0, 1 TiB]", p.maxP2pBytes);
+    if (n->version >= 9)
+        MP_CHECK(p.vProps.ndevs == 1 && p.vProps.devs[0] == n->dev, "vProps %d devices, [0] = %d",
+                 p.vProps.ndevs, p.vProps.devs[0]);
+    if (n->version >= 11)
+        MP_CHECK(p.maxMultiRequestSize >= 1, "maxMultiRequestSize %d", p.maxMultiRequestSize);
+    if (n->version >= 12)
+        MP_CHECK(p.railId == NCCL_NET_ID_UNDEF && p.planeId == NCCL_NET_ID_UNDEF,
+                 "railId %d, planeId %d: jaccl knows no rails", p.railId, p.planeId);
 }
 
 /* Rank 1 listens; the link 0 -> 1 is made by hand to watch the non-blocking promises. */
@@ -195,10 +204,10 @@ static int basic_rank(int rank, int nranks, void *arg)
 
 int main(void)
 {
-    static int versions[] = {8, 9, 10, 11};
+    static int versions[] = {8, 9, 10, 11, 12};
     int failed = 0;
     mp_begin("p2p_basic", "every table, sizes 0 .. 64 MiB both ways, unaligned, exact sizes");
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < (int)(sizeof(versions) / sizeof(versions[0])); i++) {
         char what[64];
         snprintf(what, sizeof(what), "ncclNetPlugin_v%d", versions[i]);
         failed += mp_run(what, 2, mp_scaled(60), basic_rank, &versions[i]);

@@ -112,10 +112,10 @@ static int inflight_rank(int rank, int nranks, void *arg)
 
 int main(void)
 {
-    static int versions[] = {11, 8};
+    static int versions[] = {12, 11, 8};
     int failed = 0;
     mp_begin("p2p_inflight", "32 and 64 requests in flight both ways, order and sizes kept");
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < (int)(sizeof(versions) / sizeof(versions[0])); i++) {
         char what[64];
         snprintf(what, sizeof(what), "ncclNetPlugin_v%d", versions[i]);
         failed += mp_run(what, 2, mp_scaled(90), inflight_rank, &versions[i]);

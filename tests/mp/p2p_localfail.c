@@ -50,10 +50,10 @@ static int localfail_rank(int rank, int nranks, void *arg)
 
 int main(void)
 {
-    static int versions[] = {11, 8};
+    static int versions[] = {12, 11, 8};
     int failed = 0;
     mp_begin("p2p_localfail", "a comm failed by a tag mismatch closes: its peer fails at once");
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < (int)(sizeof(versions) / sizeof(versions[0])); i++) {
         char what[64];
         snprintf(what, sizeof(what), "ncclNetPlugin_v%d", versions[i]);
         failed += mp_run(what, 2, mp_scaled(60), localfail_rank, &versions[i]);

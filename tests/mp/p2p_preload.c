@@ -23,7 +23,7 @@ static void failing_irecv(const struct mp_net *n, void *comm, char *buf, void *m
     int tags[2] = {0, 0};
     void *mhs[2] = {mh, mh};
     void *req = (void *)NCCL_NET_OPTIONAL_RECV_COMPLETION;
-    ncclNetProperties_v11_t p;
+    ncclNetProperties_v12_t p;
     MP_OK(mp_net_props(n, n->dev, &p));
     if (p.maxRecvs > 1)
         return; /* grouped receives are legal there; nothing to provoke */
@@ -87,10 +87,10 @@ static int preload_rank(int rank, int nranks, void *arg)
 
 int main(void)
 {
-    static int versions[] = {11, 8};
+    static int versions[] = {12, 11, 8};
     int failed = 0;
     mp_begin("p2p_preload", "irecv overwrites a preloaded *request = 0x1");
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < (int)(sizeof(versions) / sizeof(versions[0])); i++) {
         char what[64];
         snprintf(what, sizeof(what), "ncclNetPlugin_v%d", versions[i]);
         failed += mp_run(what, 2, mp_scaled(60), preload_rank, &versions[i]);

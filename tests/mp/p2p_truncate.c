@@ -3,7 +3,7 @@
  *   - the receiver's test returns ncclInvalidUsage and a WARN says "truncated";
  *   - the sender gets an error too (from isend or test), never a silent success;
  *   - nothing is written past the receive's capacity;
- *   - on each table shape (v11, and v8 with its int sizes), for a zero-byte receive, an odd
+ *   - on each table shape (v12, v11, and v8 with its int sizes), for a zero-byte receive, an odd
  *     small one, and a large one striped over several lanes. */
 #include <stdio.h>
 #include <string.h>
@@ -83,10 +83,10 @@ static int truncate_rank(int rank, int nranks, void *arg)
 
 int main(void)
 {
-    static int versions[] = {11, 8};
+    static int versions[] = {12, 11, 8};
     int failed = 0;
     mp_begin("p2p_truncate", "send > posted capacity: ncclInvalidUsage + WARN, sender errors");
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < (int)(sizeof(versions) / sizeof(versions[0])); i++) {
         char what[64];
         snprintf(what, sizeof(what), "ncclNetPlugin_v%d", versions[i]);
         failed += mp_run(what, 2, mp_scaled(60), truncate_rank, &versions[i]);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Pins the headers in include/nccl_abi/ to NCCL 2.28's x86-64 ABI as NCCL's plugin headers define
- * it: enum values, struct sizes and member offsets, and the position of every table slot (slot k at
- * byte 8*k). A wrong layout would not fail to compile; NCCL would just call the wrong slot.
- * Header-only: builds without the rest of the plugin. */
+/* Pins the headers in include/nccl_abi/ to NCCL 2.20 .. 2.30's x86-64 ABI (tables v8..v12) as
+ * NCCL's plugin headers define it: enum values, struct sizes and member offsets, and the position
+ * of every table slot (slot k at byte 8*k). A wrong layout would not fail to compile; NCCL would
+ * just call the wrong slot. Header-only: builds without the rest of the plugin. */
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -132,6 +132,8 @@ static void test_net_constants(void **state)
     EQ(NCCL_PTR_DMABUF, 0x4);
     EQ(NCCL_NET_MAX_REQUESTS, 32);
     EQ(NCCL_NET_MAX_DEVS_PER_NIC, 4);
+    EQ(NCCL_NET_MAX_DEVS_PER_NIC_V12, 8);
+    EQ(NCCL_NET_ID_UNDEF, -1);
     EQ(NCCL_MAX_NET_SIZE_BYTES, 1LL << 40);
     EQ(NCCL_NET_OPTIONAL_RECV_COMPLETION, 0x1);
     EQ(NCCL_NET_MULTI_REQUEST, 0x2);
@@ -175,11 +177,18 @@ static void test_device_handle_and_vprops(void **state)
     CHECK_DEVICE_HANDLE(ncclNetDeviceHandle_v9_t);
     CHECK_DEVICE_HANDLE(ncclNetDeviceHandle_v10_t);
     CHECK_DEVICE_HANDLE(ncclNetDeviceHandle_v11_t);
+    CHECK_DEVICE_HANDLE(ncclNetDeviceHandle_v12_t);
     CHECK_DEVICE_HANDLE(ncclNetDeviceHandle_t);
     CHECK_VPROPS(ncclNetVDeviceProps_v9_t);
     CHECK_VPROPS(ncclNetVDeviceProps_v10_t);
     CHECK_VPROPS(ncclNetVDeviceProps_v11_t);
-    CHECK_VPROPS(ncclNetVDeviceProps_t);
+    /* v12 (and so the unversioned name): twice the devices */
+    EQ(sizeof(ncclNetVDeviceProps_v12_t), 36);
+    OFF(ncclNetVDeviceProps_v12_t, ndevs, 0);
+    OFF(ncclNetVDeviceProps_v12_t, devs, 4);
+    MSIZE(ncclNetVDeviceProps_v12_t, devs, 32);
+    EQ(sizeof(ncclNetVDeviceProps_t), 36);
+    MSIZE(ncclNetVDeviceProps_t, devs, 32);
     END();
 }
 
@@ -242,9 +251,49 @@ static void test_props_v11(void **state)
 {
     BEGIN();
     EQ(sizeof(ncclNetProperties_v11_t), 112);
-    EQ(sizeof(ncclNetProperties_t), 112);
     CHECK_PROPS_V9(ncclNetProperties_v11_t);
     OFF(ncclNetProperties_v11_t, maxMultiRequestSize, 104);
+    END();
+}
+
+/* v12: v11's fields, shifted by the 16 extra bytes of vProps from maxP2pBytes on, then railId
+ * and planeId packed into what was v11's 4 bytes of tail padding: 128 bytes in all. */
+#define CHECK_PROPS_V12(T)                \
+    do {                                  \
+        EQ(sizeof(T), 128);               \
+        OFF(T, name, 0);                  \
+        OFF(T, pciPath, 8);               \
+        OFF(T, guid, 16);                 \
+        OFF(T, ptrSupport, 24);           \
+        OFF(T, regIsGlobal, 28);          \
+        OFF(T, forceFlush, 32);           \
+        OFF(T, speed, 36);                \
+        OFF(T, port, 40);                 \
+        OFF(T, latency, 44);              \
+        MSIZE(T, latency, 4);             \
+        OFF(T, maxComms, 48);             \
+        OFF(T, maxRecvs, 52);             \
+        OFF(T, netDeviceType, 56);        \
+        OFF(T, netDeviceVersion, 60);     \
+        OFF(T, vProps, 64);               \
+        OFF(T, vProps.devs, 68);          \
+        MSIZE(T, vProps, 36);             \
+        OFF(T, maxP2pBytes, 104);         \
+        MSIZE(T, maxP2pBytes, 8);         \
+        OFF(T, maxCollBytes, 112);        \
+        MSIZE(T, maxCollBytes, 8);        \
+        OFF(T, maxMultiRequestSize, 120); \
+        OFF(T, railId, 124);              \
+        MSIZE(T, railId, 2);              \
+        OFF(T, planeId, 126);             \
+        MSIZE(T, planeId, 2);             \
+    } while (0)
+
+static void test_props_v12(void **state)
+{
+    BEGIN();
+    CHECK_PROPS_V12(ncclNetProperties_v12_t);
+    CHECK_PROPS_V12(ncclNetProperties_t);
     END();
 }
 
@@ -264,6 +313,7 @@ static void test_sge(void **state)
     CHECK_SGE(ncclNetSGE_v9_t, 8);
     CHECK_SGE(ncclNetSGE_v10_t, 8);
     CHECK_SGE(ncclNetSGE_v11_t, 8);
+    CHECK_SGE(ncclNetSGE_v12_t, 8);
     CHECK_SGE(ncclNetSGE_t, 8);
     END();
 }
@@ -290,6 +340,15 @@ static void test_config_and_attr(void **state)
     OFF(ncclNetAttr_v11_t, op, 32);
     OFF(ncclNetAttr_v11_t, algo, 36);
     OFF(ncclNetAttr_v11_t, proto, 40);
+    EQ(sizeof(ncclNetCommConfig_v12_t), 4);
+    OFF(ncclNetCommConfig_v12_t, trafficClass, 0);
+    CHECK_COMM_ATTR(ncclNetCommAttr_v12_t);
+    EQ(sizeof(ncclNetAttr_v12_t), 44);
+    OFF(ncclNetAttr_v12_t, sendCommAttr, 0);
+    OFF(ncclNetAttr_v12_t, recvCommAttr, 16);
+    OFF(ncclNetAttr_v12_t, op, 32);
+    OFF(ncclNetAttr_v12_t, algo, 36);
+    OFF(ncclNetAttr_v12_t, proto, 40);
     END();
 }
 
@@ -346,11 +405,17 @@ static void test_net_tables(void **state)
     SLOT(ncclNet_v10_t, makeVDevice, 19);
 
     EQ(sizeof(ncclNet_v11_t), 176);
-    EQ(sizeof(ncclNet_t), 176);
     CHECK_NET_COMMON_SLOTS(ncclNet_v11_t);
     SLOT(ncclNet_v11_t, makeVDevice, 19);
     SLOT(ncclNet_v11_t, finalize, 20);
     SLOT(ncclNet_v11_t, setNetAttr, 21);
+
+    EQ(sizeof(ncclNet_v12_t), 176);
+    EQ(sizeof(ncclNet_t), 176);
+    CHECK_NET_COMMON_SLOTS(ncclNet_v12_t);
+    SLOT(ncclNet_v12_t, makeVDevice, 19);
+    SLOT(ncclNet_v12_t, finalize, 20);
+    SLOT(ncclNet_v12_t, setNetAttr, 21);
     END();
 }
 
@@ -391,23 +456,36 @@ static void test_collnet_tables(void **state)
     SLOT(ncclCollNet_v10_t, makeVDevice, 17);
 
     EQ(sizeof(ncclCollNet_v11_t), 19 * 8);
-    EQ(sizeof(ncclCollNet_t), 19 * 8);
     CHECK_COLL_COMMON_SLOTS(ncclCollNet_v11_t);
     SLOT(ncclCollNet_v11_t, makeVDevice, 17);
     SLOT(ncclCollNet_v11_t, finalize, 18);
+
+    EQ(sizeof(ncclCollNet_v12_t), 19 * 8);
+    EQ(sizeof(ncclCollNet_t), 19 * 8);
+    CHECK_COLL_COMMON_SLOTS(ncclCollNet_v12_t);
+    SLOT(ncclCollNet_v12_t, makeVDevice, 17);
+    SLOT(ncclCollNet_v12_t, finalize, 18);
     END();
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_result_values),   cmocka_unit_test(test_datatype_values),
-            cmocka_unit_test(test_redop_values),    cmocka_unit_test(test_log_values),
-            cmocka_unit_test(test_net_constants),   cmocka_unit_test(test_device_handle_and_vprops),
-            cmocka_unit_test(test_props_v8),        cmocka_unit_test(test_props_v9_v10),
-            cmocka_unit_test(test_props_v11),       cmocka_unit_test(test_sge),
-            cmocka_unit_test(test_config_and_attr), cmocka_unit_test(test_attr_init),
-            cmocka_unit_test(test_net_tables),      cmocka_unit_test(test_collnet_tables),
+            cmocka_unit_test(test_result_values),
+            cmocka_unit_test(test_datatype_values),
+            cmocka_unit_test(test_redop_values),
+            cmocka_unit_test(test_log_values),
+            cmocka_unit_test(test_net_constants),
+            cmocka_unit_test(test_device_handle_and_vprops),
+            cmocka_unit_test(test_props_v8),
+            cmocka_unit_test(test_props_v9_v10),
+            cmocka_unit_test(test_props_v11),
+            cmocka_unit_test(test_props_v12),
+            cmocka_unit_test(test_sge),
+            cmocka_unit_test(test_config_and_attr),
+            cmocka_unit_test(test_attr_init),
+            cmocka_unit_test(test_net_tables),
+            cmocka_unit_test(test_collnet_tables),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "abi/api.h"
+#include "core/api.h"
 #include "util/log.h"
 #include "util/param.h"
 
@@ -62,8 +62,8 @@ static void test_close_counts(void **state)
     void *handles[1] = {handle};
     assert_int_equal(jaccl_coll_connect(handles, 1, 0, lc, &cc), ncclSuccess);
     assert_non_null(cc);
-    assert_int_equal(jaccl_reg_mr(cc, in, sizeof(in), NCCL_PTR_HOST, &mh_in), ncclSuccess);
-    assert_int_equal(jaccl_reg_mr(cc, out, sizeof(out), NCCL_PTR_HOST, &mh_out), ncclSuccess);
+    assert_int_equal(jaccl_reg_mr(cc, in, sizeof(in), JACCL_MEM_HOST, &mh_in), ncclSuccess);
+    assert_int_equal(jaccl_reg_mr(cc, out, sizeof(out), JACCL_MEM_HOST, &mh_out), ncclSuccess);
     for (int i = 0; i < 3; i++) {
         void *req = NULL;
         while (req == NULL)

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "abi/api.h"
+#include "core/api.h"
 #include "core/version.h"
 #include "util/log.h"
 #include "util/param.h"

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 #include <stdatomic.h>
 
-#include "abi/api.h"
+#include "core/api.h"
 #include "core/registry.h"
 #include "util/log.h"
 
@@ -168,8 +168,8 @@ static void p2p_use_after_close(void **state)
     assert_int_equal(jaccl_init(&ctx, 1, NULL, NULL, NULL), ncclSuccess);
     assert_int_equal(jaccl_listen(ctx, 0, handle, &lc), ncclSuccess);
     link_up(ctx, 0, handle, lc, &sc, &rc);
-    assert_int_equal(jaccl_reg_mr(sc, sbuf, BUF, NCCL_PTR_HOST, &smh), ncclSuccess);
-    assert_int_equal(jaccl_reg_mr(rc, rbuf, BUF, NCCL_PTR_HOST, &rmh), ncclSuccess);
+    assert_int_equal(jaccl_reg_mr(sc, sbuf, BUF, JACCL_MEM_HOST, &smh), ncclSuccess);
+    assert_int_equal(jaccl_reg_mr(rc, rbuf, BUF, JACCL_MEM_HOST, &rmh), ncclSuccess);
     /* wrong kinds */
     MISUSE(jaccl_close_recv(sc));
     MISUSE(jaccl_close_send(rc));
@@ -203,11 +203,11 @@ static void p2p_use_after_close(void **state)
     assert_null(freq);
     assert_int_equal(jaccl_close_send(sc), ncclSuccess);
     MISUSE(jaccl_close_send(sc));
-    MISUSE(jaccl_reg_mr(sc, sbuf, BUF, NCCL_PTR_HOST, &smh));
+    MISUSE(jaccl_reg_mr(sc, sbuf, BUF, JACCL_MEM_HOST, &smh));
     /* the init context too */
     assert_int_equal(jaccl_finalize(ctx), ncclSuccess);
     MISUSE(jaccl_finalize(ctx));
-    MISUSE(jaccl_set_net_attr(ctx, &(ncclNetAttr_v11_t){0}));
+    MISUSE(jaccl_set_net_attr(ctx));
     MISUSE(jaccl_listen(ctx, 0, handle, &lc));
     assert_int_equal(jaccl_reg_count(), n0); /* nothing kept of any of them */
     free(sbuf);
@@ -232,8 +232,8 @@ static void pending_connect_matches_contents(void **state)
     link_up(ctx, 0, buf, lb, &sc, &rc);
     char sbuf[BUF], rbuf[BUF];
     void *smh, *rmh;
-    assert_int_equal(jaccl_reg_mr(sc, sbuf, BUF, NCCL_PTR_HOST, &smh), ncclSuccess);
-    assert_int_equal(jaccl_reg_mr(rc, rbuf, BUF, NCCL_PTR_HOST, &rmh), ncclSuccess);
+    assert_int_equal(jaccl_reg_mr(sc, sbuf, BUF, JACCL_MEM_HOST, &smh), ncclSuccess);
+    assert_int_equal(jaccl_reg_mr(rc, rbuf, BUF, JACCL_MEM_HOST, &rmh), ncclSuccess);
     exchange(sc, rc, sbuf, rbuf, smh, rmh);
     assert_int_equal(jaccl_close_send(sc), ncclSuccess);
     assert_int_equal(jaccl_close_recv(rc), ncclSuccess);
@@ -255,13 +255,13 @@ static void finalize_with_comms_open(void **state)
     assert_int_equal(jaccl_init(&ctx, 3, NULL, NULL, NULL), ncclSuccess);
     assert_int_equal(jaccl_listen(ctx, 0, handle, &lc), ncclSuccess);
     link_up(ctx, 0, handle, lc, &sc, &rc);
-    assert_int_equal(jaccl_reg_mr(sc, sbuf, BUF, NCCL_PTR_HOST, &smh), ncclSuccess);
-    assert_int_equal(jaccl_reg_mr(rc, rbuf, BUF, NCCL_PTR_HOST, &rmh), ncclSuccess);
+    assert_int_equal(jaccl_reg_mr(sc, sbuf, BUF, JACCL_MEM_HOST, &smh), ncclSuccess);
+    assert_int_equal(jaccl_reg_mr(rc, rbuf, BUF, JACCL_MEM_HOST, &rmh), ncclSuccess);
     assert_true(threads() > t0); /* the TCP endpoints' I/O threads */
     void *d = rbuf, *freq = (void *)1;
     assert_int_equal(jaccl_iflush(rc, 1, &d, &(int){1}, &rmh, &freq), ncclSuccess);
     assert_null(freq);
-    assert_int_equal(jaccl_set_net_attr(ctx, &(ncclNetAttr_v11_t){0}), ncclSuccess);
+    assert_int_equal(jaccl_set_net_attr(ctx), ncclSuccess);
     assert_int_equal(jaccl_finalize(ctx), ncclSuccess);
     /* The comms keep the fabric: they still move data, and close cleanly. */
     exchange(sc, rc, sbuf, rbuf, smh, rmh);
@@ -296,7 +296,7 @@ static void coll_request_after_close(void **state)
     void *late = (void *)1;
     MISUSE(jaccl_coll_connect(handles, 1, 0, lc, &late));
     assert_null(late);
-    assert_int_equal(jaccl_reg_mr(cc, buf, sizeof(buf), NCCL_PTR_HOST, &mh), ncclSuccess);
+    assert_int_equal(jaccl_reg_mr(cc, buf, sizeof(buf), JACCL_MEM_HOST, &mh), ncclSuccess);
     assert_int_equal(jaccl_coll_iallreduce(cc, buf, buf, 16, ncclInt32, ncclSum, mh, mh, &req),
                      ncclSuccess);
     assert_non_null(req);

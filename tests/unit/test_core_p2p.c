@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "abi/api.h"
+#include "core/api.h"
 #include "core/p2p.h"
 
 struct pair {
@@ -47,8 +47,8 @@ static int setup(void **state)
     assert_int_equal(jaccl_close_listen(p->lc), ncclSuccess);
     p->sbuf = malloc(BUF);
     p->rbuf = malloc(BUF);
-    assert_int_equal(jaccl_reg_mr(p->sc, p->sbuf, BUF, NCCL_PTR_HOST, &p->smh), ncclSuccess);
-    assert_int_equal(jaccl_reg_mr(p->rc, p->rbuf, BUF, NCCL_PTR_HOST, &p->rmh), ncclSuccess);
+    assert_int_equal(jaccl_reg_mr(p->sc, p->sbuf, BUF, JACCL_MEM_HOST, &p->smh), ncclSuccess);
+    assert_int_equal(jaccl_reg_mr(p->rc, p->rbuf, BUF, JACCL_MEM_HOST, &p->rmh), ncclSuccess);
     *state = p;
     return 0;
 }

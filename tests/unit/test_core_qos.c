@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "abi/api.h"
+#include "core/api.h"
 #include "abi/shims.h"
 #include "core/p2p.h"
 #include "core/state.h"
@@ -80,7 +80,7 @@ static int lane_tos(struct p2p_comm *c, int lane)
  * `want`. */
 static void connect_with(int tc, int want)
 {
-    ncclNetCommConfig_v11_t cfg = {.trafficClass = tc};
+    struct jaccl_comm_config cfg = {.traffic_class = tc};
     void *ctx = NULL, *lc = NULL, *sc = NULL, *rc = NULL;
     char handle[128];
     jaccl_param_reset();
