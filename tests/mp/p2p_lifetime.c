@@ -20,8 +20,10 @@
 
 #include "coll_harness.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-/* The ASan runtime's own count (its header is not always installed). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SAN_HEAP 1
+/* The sanitizer runtime's own count of live heap bytes (its header is not always installed):
+ * RSS means nothing there, as ASan's quarantine and TSan's shadow memory grow by design. */
 size_t __sanitizer_get_current_allocated_bytes(void);
 #define MEM_WHAT "live heap"
 #else
@@ -52,7 +54,7 @@ static void nap(void)
 
 struct usage {
     int fds, threads;
-    long mem; /* bytes: RSS, or live heap under ASan */
+    long mem; /* bytes: RSS, or live heap under a sanitizer */
 };
 
 static int count_fds(void)
@@ -68,7 +70,7 @@ static int count_fds(void)
 
 static long mem_bytes(void)
 {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(SAN_HEAP)
     return (long)__sanitizer_get_current_allocated_bytes();
 #endif
     long pages = 0, resident = 0;
