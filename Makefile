@@ -226,7 +226,7 @@ perf: deps
 
 # Verbs on soft-RoCE: installs qemu & co, builds the VM's boot files, then runs
 # tests/rdma/suite.sh inside a VM with rxe0 and rxe1 on a veth pair (UC, RC, 1% loss).
-RDMA_VM_TIMEOUT ?= 1500
+RDMA_VM_TIMEOUT ?= 2400
 RDMA_BIN := $(BUILD)/tests/rdma_p2p
 .PHONY: test-rdma
 test-rdma:
