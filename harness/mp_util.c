@@ -57,10 +57,20 @@ static void settle_sanitizer_threads(void)
         pthread_join(t, NULL);
 }
 
+/* A thread that was just joined can still be listed for a moment (pthread_join returns when the
+ * kernel clears its tid, a little before the task is released; slow under emulation), so the
+ * count is read until it holds still for three reads 5 ms apart (at most about 1 s). */
 int mp_thread_count(void)
 {
     settle_sanitizer_threads();
-    return count_dir("/proc/self/task");
+    int n = count_dir("/proc/self/task");
+    for (int i = 0, same = 0; i < 200 && same < 3; i++) {
+        nanosleep(&(struct timespec){0, 5000000}, NULL);
+        int m = count_dir("/proc/self/task");
+        same = m == n ? same + 1 : 0;
+        n = m;
+    }
+    return n;
 }
 
 static int is_listening(int fd)
