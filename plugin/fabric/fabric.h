@@ -204,9 +204,9 @@ void fab_sock_close_drained(int fd);
 
 #define FAB_WHY_MAX 192
 
-/* Chooses and initialises a back end. Returns its device count (>= 0) with *out set; or, with
- * *out NULL and a WARN logged, -ENODEV when the back end NCCL_JACCL_FABRIC names has no usable
- * device, or the chosen back end's negative init result. */
+/* Chooses and initialises a back end (closing one a previous select left open). Returns its
+ * device count (>= 0) with *out set; or, with *out NULL and a WARN logged, -ENODEV when the
+ * back end NCCL_JACCL_FABRIC names has no usable device, -EIO when the fallback's init failed. */
 int fab_select(const struct fab_ops **out);
 /* Closes the chosen back end (its fini: every domain must be closed); a no-op when none. */
 void fab_shutdown(void);

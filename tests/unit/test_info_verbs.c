@@ -110,7 +110,7 @@ static void assert_field(const char *p, const char *field, const char *value)
 }
 
 /* The string value of the first `field` after p contains `part` (the wording of the fabric
- * reason belongs to state.c; the test pins only the cause inside it). */
+ * reason belongs to fabric/fabric.c; the test pins only the cause inside it). */
 static void assert_field_has(const char *p, const char *field, const char *part)
 {
     const char *v = after(after(p, field), "\"");
