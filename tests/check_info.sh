@@ -106,15 +106,18 @@ if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
     check "fallback: reason" json_ok \
         'j["fabric"]["chosen"] == "tcp"' \
         '"no RDMA device" in j["fabric"]["reason"]' \
-        'j["rdma"]["devices"] == []'
+        'j["rdma"]["devices"] == []' \
+        '[(u["name"], u["reason"]) for u in j["fabric"]["not_used"]] == [("verbs", "no RDMA device")]'
     check "fallback: text" rc_is 0 "$INFO"
     check "fallback: text reason" grep -q "reason: .*no RDMA device" "$tmp/out"
     check "verbs forced" rc_is 1 env NCCL_JACCL_FABRIC=verbs "$INFO" --json
     check "verbs forced: reason" grep -q "nothing usable: .*no RDMA device" "$tmp/err"
-    check "verbs forced: json" json_ok 'j["usable"] is False' '"no RDMA device" in j["error"]'
+    check "verbs forced: json" json_ok 'j["usable"] is False' '"no RDMA device" in j["error"]' \
+        '[(u["name"], u["reason"]) for u in j["fabric"]["not_used"]] == [("verbs", "no RDMA device"), ("tcp", "not tried: NCCL_JACCL_FABRIC=verbs")]'
 fi
 check "fabric tcp by knob" rc_is 0 env NCCL_JACCL_FABRIC=tcp "$INFO" --json
-check "fabric tcp by knob: reason" json_ok '"NCCL_JACCL_FABRIC=tcp" in j["fabric"]["reason"]'
+check "fabric tcp by knob: reason" json_ok '"NCCL_JACCL_FABRIC=tcp" in j["fabric"]["reason"]' \
+    '[(u["name"], u["reason"]) for u in j["fabric"]["not_used"]] == [("verbs", "not tried: NCCL_JACCL_FABRIC=tcp")]'
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "fabric/fabric.h"
+#include "fabric/tcp/tcp.h"
 #include "util/clock.h"
 
 static const struct fab_ops *F = &fab_tcp_ops;

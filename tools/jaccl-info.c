@@ -31,6 +31,7 @@
 #include "nccl_abi/net.h"
 #include "core/state.h"
 #include "core/version.h"
+#include "fabric/fabric.h"
 #include "fabric/verbs/verbs_int.h"
 #include "util/ifmatch.h"
 #include "util/param.h"
@@ -413,7 +414,18 @@ static void fabric_section(const struct fabric_view *fv)
 
     o_open("fabric", '{');
     o_str("chosen", fv->ok && ops ? ops->name : NULL);
-    o_str("reason", jaccl_fabric_why());
+    o_str("reason", fab_why());
+    /* The registry's word on every back end it did not use, in its trial order. */
+    o_open("not_used", '[');
+    for (int i = 0; i < fab_backend_count(); i++) {
+        if (!fab_backend_why_not(i))
+            continue;
+        o_open(NULL, '{');
+        o_str("name", fab_backend(i)->name);
+        o_str("reason", fab_backend_why_not(i));
+        o_close('}');
+    }
+    o_close(']');
     o_open("devices", '[');
     for (int i = 0; fv->ok && i < fv->ndev; i++) {
         char a[80] = "";
@@ -484,7 +496,7 @@ static void port_reason(const struct vb_ibv *ibv, struct ibv_context *ctx, const
              vb_gid_choose(ibv, ctx, port, pa->gid_tbl_len, forced, &g) < 0)
         snprintf(buf, len, "no usable RoCE GID (IPv4-mapped, or RoCE v2 global IPv6)");
     else
-        snprintf(buf, len, "the verbs fabric was not chosen (%s)", jaccl_fabric_why());
+        snprintf(buf, len, "the verbs fabric was not chosen (%s)", fab_why());
 }
 
 static void gids_section(const struct vb_ibv *ibv, struct ibv_context *ctx, int port,
@@ -747,7 +759,7 @@ int main(int argc, char **argv)
     rdma_section(&fv);
     ifaces_section(&fv);
     /* A library that will not load says the most; then the fabric's own reason. */
-    error = pv.error && !pv.tried_init ? pv.error : !fv.ok ? jaccl_fabric_why() : pv.error;
+    error = pv.error && !pv.tried_init ? pv.error : !fv.ok ? fab_why() : pv.error;
     o_bool("usable", error == NULL);
     if (error || g_o.json)
         o_str("error", error);

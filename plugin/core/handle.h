@@ -27,7 +27,7 @@ struct jaccl_handle {
     char release[JACCL_RELEASE_MAX]; /* JACCL_VERSION_STR of the listener, NUL-terminated */
     uint64_t secret;                 /* random per listen */
     uint8_t nlanes;                  /* lanes the connector must open */
-    uint8_t fabric;                  /* 1 = tcp, 2 = verbs: both ends must agree */
+    uint8_t fabric;                  /* the fabric's handle_id (1 = tcp, 2 = verbs): ends agree */
     uint16_t dev;                    /* listener's device index (for log messages) */
     uint32_t coll_rank;              /* JH_COLL: the listener's rank in the collective group */
     union jaccl_sockaddr addr;

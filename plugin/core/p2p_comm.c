@@ -142,8 +142,9 @@ ncclResult_t jaccl_listen(void *ctx, int dev, void *handle, void **listenComm)
     l->hdr.kind = JC_LISTEN;
     l->hdr.dev = dev;
     l->ctx_tc = jaccl_ctx_traffic_class(ctx);
-    /* A lane is a socket on tcp and a queue pair on verbs; each has its own knob. */
-    l->nlanes = (int)jaccl_param_int(jaccl_fabric_id() == 1 ? JP_NSOCKS : JP_QPS_PER_CONN);
+    /* A lane is a socket on tcp and a queue pair on verbs; the back end reads its own knob. The
+     * hold above keeps the fabric open. */
+    l->nlanes = jaccl_fabric()->p2p_lanes();
     struct jaccl_handle h = {.kind = JH_P2P, .nlanes = (uint8_t)l->nlanes};
     int rc = jaccl_listener_open(dev, &addr, &h, &l->listener);
     if (rc == 0 && jaccl_reg_add(l, sizeof(*l), 1, JO_LISTEN, l) != 0)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Process-wide state: refcounted init/finalize over one fabric and its devices.
+/* Process-wide state: refcounted init/finalize over one fabric and its devices. Which back end
+ * that is, and why, is the fabric registry's business (fab_select in fabric/fabric.h).
  *
  * NCCL 2.28 calls v11 init/finalize once per communicator, from several threads, and dlcloses
  * the library after the last finalize. The fabric is opened by the first init and held by
@@ -7,6 +8,7 @@
  * is closed (the fabric joins its threads there) when the last of them goes. So a finalize
  * with comms still open leaves the fabric to them, and their last close shuts it down. */
 #define _GNU_SOURCE /* recursive mutex initializer */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,8 +19,6 @@
 #include "core/registry.h"
 #include "core/state.h"
 #include "core/version.h"
-#include "fabric/tcp/tcp.h"
-#include "fabric/verbs/verbs.h"
 #include "util/log.h"
 #include "util/param.h"
 
@@ -61,21 +61,15 @@ static struct {
     struct fab_domain *dom;
     int refs;
 } g_dom[MAX_DEVS];
-static char g_fabric_why[192] = "init() was not called"; /* under g_lock; see jaccl_fabric_why */
 
 const struct fab_ops *jaccl_fabric(void)
 {
     return g_ops;
 }
 
-const char *jaccl_fabric_why(void)
+uint8_t jaccl_fabric_id(void)
 {
-    return g_fabric_why;
-}
-
-uint32_t jaccl_fabric_id(void)
-{
-    return g_ops == &fab_tcp_ops ? 1 : 2;
+    return g_ops ? g_ops->handle_id : 0;
 }
 
 int jaccl_ndevs(void)
@@ -90,53 +84,7 @@ uint64_t jaccl_timeout_ns(void)
 
 int jaccl_dev_addr(int dev, union jaccl_sockaddr *out)
 {
-    /* The side channel runs over the device's own IP interface (verbs: the netdev behind the
-     * port), so connection set-up follows the same path as the data. */
-    return g_ops == &fab_verbs_ops ? fab_verbs_dev_addr(dev, out) : fab_tcp_dev_addr(dev, out);
-}
-
-/* auto found no usable verbs port: a WARN when RDMA devices exist (the user probably expected
- * RDMA and is getting TCP), an INFO when there are none (a plain TCP machine). */
-static void log_verbs_fallback(const char *why)
-{
-    int listed = fab_verbs_devices_listed();
-    if (listed > 0)
-        JWARN("%d RDMA device(s) present but none is usable (%s): falling back to the tcp fabric "
-              "(check the port state, NCCL_JACCL_HCA and NCCL_JACCL_GID_INDEX; "
-              "NCCL_JACCL_FABRIC=tcp silences this)",
-              listed, why);
-    else
-        JINFO(NCCL_INIT | NCCL_NET, "verbs fabric not used (%s): falling back to tcp", why);
-    snprintf(g_fabric_why, sizeof(g_fabric_why), "auto: %s", why);
-}
-
-/* NCCL_JACCL_FABRIC: verbs when asked for or (auto) when a usable port exists, else tcp. Sets
- * g_ops and g_fabric_why and returns the device count (< 0: failed). */
-static int fabric_pick(void)
-{
-    const char *want = jaccl_param_str(JP_FABRIC);
-    if (strcmp(want, "tcp") != 0) {
-        int n = fab_verbs_ops.init();
-        if (n > 0) {
-            g_ops = &fab_verbs_ops;
-            snprintf(g_fabric_why, sizeof(g_fabric_why), "%s",
-                     strcmp(want, "verbs") == 0 ? "NCCL_JACCL_FABRIC=verbs"
-                                                : "auto: a usable RDMA port was found");
-            return n;
-        }
-        fab_verbs_ops.fini();
-        if (strcmp(want, "verbs") == 0) {
-            snprintf(g_fabric_why, sizeof(g_fabric_why), "NCCL_JACCL_FABRIC=verbs, but %s",
-                     fab_verbs_why_none());
-            JWARN("%s", g_fabric_why);
-            return -1;
-        }
-        log_verbs_fallback(fab_verbs_why_none());
-    } else {
-        snprintf(g_fabric_why, sizeof(g_fabric_why), "NCCL_JACCL_FABRIC=tcp");
-    }
-    g_ops = &fab_tcp_ops;
-    return g_ops->init();
+    return g_ops ? g_ops->dev_addr(dev, out) : -EINVAL;
 }
 
 /* The lines that prove jaccl is in use and say what it offers NCCL (once per load). */
@@ -148,7 +96,7 @@ static void log_init(void)
         snprintf(list + len, sizeof(list) - len, " [%d]%s", i, g_ops->dev_info(i)->name);
     }
     JINFO(NCCL_INIT | NCCL_NET, "jaccl %s, fabric %s (%s), %d device(s):%s", JACCL_VERSION_STR,
-          g_ops->name, g_fabric_why, g_ndevs, list);
+          g_ops->name, fab_why(), g_ndevs, list);
     JINFO(NCCL_INIT | NCCL_NET,
           "buffers are host memory only: NCCL stages GPU data through host memory (no GPUDirect "
           "RDMA)");
@@ -164,17 +112,15 @@ static void log_init(void)
           jaccl_param_str(JP_ALGO), on ? "" : ", which is not set here");
 }
 
-/* Pick the back end and discover its devices. Caller holds g_lock. */
+/* Has the registry pick the back end and discover its devices (it logs why, and any failure).
+ * Caller holds g_lock. */
 static ncclResult_t fabric_open(void)
 {
-    int n = fabric_pick();
-    if (n < 0 && g_ops == NULL)
+    int n = fab_select(&g_ops);
+    if (n == -ENODEV) /* NCCL_JACCL_FABRIC named a back end with no usable device */
         return ncclInvalidUsage;
-    if (n < 0) {
-        JWARN("fabric %s failed to initialise (%d)", g_ops->name, n);
-        g_ops = NULL;
+    if (n < 0)
         return ncclSystemError;
-    }
     g_ndevs = n > MAX_DEVS ? MAX_DEVS : n;
     log_init();
     return ncclSuccess;
@@ -189,7 +135,7 @@ static void teardown_if_unused(void)
     for (int i = 0; i < g_ndevs; i++)
         if (g_dom[i].refs > 0)
             return;
-    g_ops->fini();
+    fab_shutdown();
     g_ops = NULL;
     g_ndevs = 0;
     jaccl_param_reset();

@@ -9,14 +9,13 @@
 #include "nccl_abi/nccl_types.h"
 #include "util/sock.h"
 
-/* The fabric chosen at the first init; NULL before. */
+/* The fabric chosen at the first init; NULL before. Why it was chosen: fab_why(). */
 const struct fab_ops *jaccl_fabric(void);
-/* Why the last init chose its fabric, or why it found none (INIT line, jaccl-info). */
-const char *jaccl_fabric_why(void);
-/* 1 = tcp, 2 = verbs: carried in handles so mismatched ends fail clearly. */
-uint32_t jaccl_fabric_id(void);
+/* Its handle_id (tcp 1, verbs 2; 0 when none is open): carried in handles and hellos so that
+ * mismatched ends fail clearly. */
+uint8_t jaccl_fabric_id(void);
 int jaccl_ndevs(void);
-/* Address the side channel binds to for this device. */
+/* Address the side channel binds to for this device (the fabric's dev_addr). */
 int jaccl_dev_addr(int dev, union jaccl_sockaddr *out);
 
 /* Shared per-device domain; every get is paired with a put. */

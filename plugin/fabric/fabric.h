@@ -36,6 +36,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/sock.h"
+
 #define FAB_MAX_LANES     16
 #define FAB_NAME_MAX      64
 #define FAB_CONN_INFO_MAX 1024 /* largest blob ep_local_info may produce */
@@ -111,12 +113,29 @@ struct fab_ep_attr {
 
 struct fab_ops {
     const char *name; /* "tcp" or "verbs" */
+    /* Carried in listen handles and hellos so that ends running different back ends fail
+     * clearly: tcp = 1, verbs = 2. Wire values: never renumber; 0 is never a back end. */
+    uint8_t handle_id;
 
     /* Devices. Called once under the core's init lock. Returns the count (>= 0). */
     int (*init)(void);
     int (*ndevs)(void);
     const struct fab_dev_info *(*dev_info)(int dev);
     void (*fini)(void); /* only after every domain is closed; joins every fabric thread */
+    /* The IP address (port 0) the core binds device `dev`'s side-channel listen sockets to, so
+     * that connection set-up follows the data's path (verbs: the netdev behind the port).
+     * Returns 0, -EINVAL for an unknown device, -ENODEV when the device has no address. */
+    int (*dev_addr)(int dev, union jaccl_sockaddr *out);
+    /* Why the last init found no usable device, for the registry's fallback lines and
+     * jaccl-info; NULL when it found some. Read after init and after the fini that follows. */
+    const char *(*why_unavailable)(void);
+    /* Devices of this kind the system listed at the last init, usable or not (verbs: RDMA
+     * devices): some but none usable makes a fallback from this back end a WARN, not an INFO.
+     * NULL for a back end with nothing to list beyond what it uses (tcp, the last resort). */
+    int (*devices_listed)(void);
+    /* Lanes of a p2p connection: the back end's own knob (tcp: sockets, NCCL_JACCL_NSOCKS;
+     * verbs: queue pairs, NCCL_JACCL_QPS_PER_CONN). */
+    int (*p2p_lanes)(void);
 
     /* Domain: one per device, refcounted by the caller. */
     int (*domain_open)(int dev, struct fab_domain **out);
@@ -167,12 +186,39 @@ struct fab_ops {
                           uint64_t wr_id);
 };
 
-extern const struct fab_ops fab_tcp_ops;
-
 /* Human-readable status for WARNs. */
 const char *fab_wc_status_str(enum fab_wc_status s);
 
 /* Closes a connected socket without resetting it over bytes that arrived unread. */
 void fab_sock_close_drained(int fd);
+
+/* ---- The registry (fabric.c): which back end serves this process ----
+ *
+ * NCCL_JACCL_FABRIC names one back end, or `auto`: try them in order (verbs, then tcp) and take
+ * the first that finds a usable device; the last in the order is the fallback and is taken
+ * with whatever it finds, even nothing. A named back end must find a device, except the
+ * fallback, which is taken as in auto. Every back end not used gets a reason (why it was
+ * passed over, or why it was not tried). The caller serialises select and shutdown (the core
+ * does both under its init lock); the getters read what the last select left and stay valid
+ * after shutdown, until the next select. */
+
+#define FAB_WHY_MAX 192
+
+/* Chooses and initialises a back end (closing one a previous select left open). Returns its
+ * device count (>= 0) with *out set; or, with *out NULL and a WARN logged, -ENODEV when the
+ * back end NCCL_JACCL_FABRIC names has no usable device, -EIO when the fallback's init failed. */
+int fab_select(const struct fab_ops **out);
+/* Closes the chosen back end (its fini: every domain must be closed); a no-op when none. */
+void fab_shutdown(void);
+/* The back end the last select chose and shutdown has not closed yet; NULL otherwise. */
+const struct fab_ops *fab_chosen(void);
+/* Why the last select chose its back end, or why it found none ("init() was not called"
+ * before the first). */
+const char *fab_why(void);
+/* The back ends in trial order: count, then each one's ops and why the last select did not use
+ * it (NULL for the chosen one, and for all of them before the first select). */
+int fab_backend_count(void);
+const struct fab_ops *fab_backend(int i);
+const char *fab_backend_why_not(int i);
 
 #endif

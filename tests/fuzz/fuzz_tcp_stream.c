@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "fabric/fabric.h"
+#include "fabric/tcp/tcp.h"
 #include "fabric/tcp/tcp_wire.h"
 #include "fuzz.h"
 #include "util/clock.h"

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* jaccl-info's RDMA view over fake verbs (this machine has no RDMA device): which port it marks
  * used and with which GID, the reason it gives for every port passed over (down, outside
- * NCCL_JACCL_HCA, no GID at NCCL_JACCL_GID_INDEX, NCCL_JACCL_FABRIC=tcp), and the fabric reason.
+ * NCCL_JACCL_HCA, no GID at NCCL_JACCL_GID_INDEX, NCCL_JACCL_FABRIC=tcp), the fabric reason and
+ * the back ends not used.
  * The tool is linked in with its main renamed (the Makefile builds tools/jaccl-info.c with
  * -Dmain=jaccl_info_main); its --json output is checked. */
 int jaccl_info_main(int argc, char **argv);
@@ -109,7 +110,7 @@ static void assert_field(const char *p, const char *field, const char *value)
 }
 
 /* The string value of the first `field` after p contains `part` (the wording of the fabric
- * reason belongs to state.c; the test pins only the cause inside it). */
+ * reason belongs to fabric/fabric.c; the test pins only the cause inside it). */
 static void assert_field_has(const char *p, const char *field, const char *part)
 {
     const char *v = after(after(p, field), "\"");
@@ -177,6 +178,23 @@ static void test_forced_gid_fallback(void **st)
                  "\"reason\": ", "\"no usable GID at NCCL_JACCL_GID_INDEX=5\"");
 }
 
+/* The registry's word on the back ends it did not use: only tcp, not tried as verbs came first. */
+static void test_not_used(void **st)
+{
+    const char *p, *end, *name;
+    int names = 0;
+
+    run_info();
+    p = after(after(g_out, "\"fabric\": {"), "\"not_used\": [");
+    end = strchr(p, ']');
+    assert_non_null(end);
+    for (name = strstr(p, "\"name\": "); name && name < end; name = strstr(name + 1, "\"name\": "))
+        names++;
+    assert_int_equal(names, 1);
+    assert_field(p, "\"name\": ", "\"tcp\"");
+    assert_field(p, "\"reason\": ", "\"not tried: verbs came first and was usable\"");
+}
+
 static void test_fabric_tcp(void **st)
 {
     setenv("NCCL_JACCL_FABRIC", "tcp", 1);
@@ -192,6 +210,7 @@ int main(void)
             cmocka_unit_test_setup_teardown(test_down_port, setup, teardown),
             cmocka_unit_test_setup_teardown(test_hca_filter, setup, teardown),
             cmocka_unit_test_setup_teardown(test_forced_gid_fallback, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_not_used, setup, teardown),
             cmocka_unit_test_setup_teardown(test_fabric_tcp, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* What the TCP back end offers beyond struct fab_ops. */
+/* The TCP back end's face: its ops table, for the registry (fabric/fabric.c) and for the tests
+ * and tools that drive this back end alone. The plugin core never includes this header. */
 #ifndef JACCL_FABRIC_TCP_H
 #define JACCL_FABRIC_TCP_H
 
+#include "fabric/fabric.h"
 #include "util/sock.h"
 
-/* The IP address (port 0) of device `dev` as found by init(): the plugin core binds its listen
- * sockets there, for both back ends. Returns 0, or -EINVAL for an unknown device. */
+extern const struct fab_ops fab_tcp_ops;
+
+/* fab_tcp_ops.dev_addr: the IP address (port 0) of device `dev` as found by init(). Returns 0,
+ * or -EINVAL for an unknown device. */
 int fab_tcp_dev_addr(int dev, union jaccl_sockaddr *out);
 
 #endif

@@ -26,6 +26,7 @@ struct tcp_dev {
 
 static struct tcp_dev g_dev[TCP_MAX_DEVS];
 static int g_ndev;
+static char g_why[160] = "init() was not called"; /* why the last init found no device */
 
 static int tcp_family(void)
 {
@@ -103,11 +104,21 @@ int fab_tcp_init(void)
     for (int i = 0; i < n; i++)
         tcp_dev_fill(&g_dev[i], i, &ifs[i]);
     g_ndev = n;
-    if (g_ndev == 0)
-        JWARN("TCP fabric: no usable IP interface (interface list '%s')", tcp_ifname_spec());
-    else
+    if (g_ndev == 0) {
+        snprintf(g_why, sizeof(g_why), "no usable IP interface (interface list '%s')",
+                 tcp_ifname_spec());
+        JWARN("TCP fabric: %s", g_why);
+    } else {
+        snprintf(g_why, sizeof(g_why), "the fabric was closed");
         tcp_dev_log();
+    }
     return g_ndev;
+}
+
+/* Read by the registry after init, and after the fini that follows an init finding nothing. */
+const char *fab_tcp_why_none(void)
+{
+    return g_ndev > 0 ? NULL : g_why;
 }
 
 int fab_tcp_ndevs(void)

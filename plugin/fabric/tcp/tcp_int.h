@@ -29,6 +29,7 @@ int fab_tcp_init(void);
 int fab_tcp_ndevs(void);
 const struct fab_dev_info *fab_tcp_dev_info(int dev);
 void fab_tcp_fini(void);
+const char *fab_tcp_why_none(void);
 
 /* ---- domains and registrations (tcp_mr.c) ---- */
 struct fab_mr {

@@ -1,13 +1,26 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The TCP back end as the rest of the plugin sees it. */
+#include "fabric/tcp/tcp.h"
 #include "fabric/tcp/tcp_int.h"
+#include "util/param.h"
+
+/* A lane is a socket here. */
+static int tcp_p2p_lanes(void)
+{
+    return (int)jaccl_param_int(JP_NSOCKS);
+}
 
 const struct fab_ops fab_tcp_ops = {
         .name = "tcp",
+        .handle_id = 1,
         .init = fab_tcp_init,
         .ndevs = fab_tcp_ndevs,
         .dev_info = fab_tcp_dev_info,
         .fini = fab_tcp_fini,
+        .dev_addr = fab_tcp_dev_addr,
+        .why_unavailable = fab_tcp_why_none,
+        .devices_listed = NULL, /* the last resort: nothing to fall back from */
+        .p2p_lanes = tcp_p2p_lanes,
         .domain_open = fab_tcp_domain_open,
         .domain_close = fab_tcp_domain_close,
         .mr_reg = fab_tcp_mr_reg,
