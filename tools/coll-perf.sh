@@ -6,12 +6,17 @@
 # ceiling (jaccl-coll-perf ceiling). Prints each tool's table, then one markdown table per rank
 # count with busbw and the ratios jaccl / ceiling and jaccl / Open MPI.
 #
-#   BUILD=build tools/coll-perf.sh                       2 and 4 ranks, 4 KiB .. 256 MiB
+# The default sweep is the regime NCCL's CollNet proxy creates (128 KiB .. 1 MiB: it cuts every
+# collective into 512 KiB steps and keeps up to 8 in flight): jaccl with 1 and with 8 requests
+# in flight beside Open MPI, which runs one operation at a time. --long is the old sweep.
+#
+#   BUILD=build tools/coll-perf.sh                       2 and 4 ranks, 128 KiB .. 1 MiB
+#   BUILD=build tools/coll-perf.sh --long                4 KiB .. 256 MiB by 4
 #   RANKS="2" BUILD=build tools/coll-perf.sh -e 64M      extra options go to both benchmarks
 #
 # Targets (docs/performance.md): all-reduce busbw >= 0.9 x ceiling from 1 MiB up, and
-# >= 1.25 x Open MPI from 16 MiB up. The foreign-load line of each jaccl run says whether the
-# box was quiet; compare numbers from the same run only.
+# >= 1.25 x Open MPI with 8 in flight. The foreign-load line of each jaccl run says whether
+# the box was quiet; compare numbers from the same run only.
 set -u
 
 BUILD=${BUILD:-build}
@@ -20,7 +25,11 @@ OPS=${OPS:-allreduce reducescatter allgather}
 LD_LIBRARY_PATH=$BUILD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 NCCL_JACCL_SOCKET_IFNAME=${NCCL_JACCL_SOCKET_IFNAME:-lo}
 export LD_LIBRARY_PATH NCCL_JACCL_SOCKET_IFNAME
-SWEEP="-b 4K -e 256M -f 4"
+SWEEP="-b 128K -e 1M -f 2"
+if [ "${1:-}" = --long ]; then
+    SWEEP="-b 4K -e 256M -f 4"
+    shift
+fi
 [ $# -gt 0 ] && SWEEP="$SWEEP $*"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -40,20 +49,23 @@ rows() { grep -E '^ +[0-9]' "$1"; }
 # size busbw, one per line, from a table file (column 3 for the ceiling, 7 otherwise)
 col() { rows "$1" | awk -v c="$2" '{ print $1, $c }'; }
 
+# jaccl's rows: busbw of the first window in column 7, #wrong in 8, the second window's busbw in
+# 11 (absent when -W names one window).
 report() { # n op jaccl mpi ceiling
     echo
-    echo "| $2, n=$1 | jaccl busbw | Open MPI busbw | ceiling GB/s | jaccl/ceiling | jaccl/MPI | #wrong |"
-    echo "|---:|---:|---:|---:|---:|---:|---:|"
+    echo "| $2, n=$1 | jaccl busbw W1 | jaccl busbw W8 | Open MPI busbw | ceiling GB/s | W1/MPI | W8/MPI | W8/ceiling | #wrong |"
+    echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     col "$5" 3 >"$tmp/c"
     col "$4" 7 >"$tmp/m"
     rows "$3" | awk -v cf="$tmp/c" -v mf="$tmp/m" '
         BEGIN { while ((getline l < cf) > 0) { split(l, a, " "); c[a[1]] = a[2] }
                 while ((getline l < mf) > 0) { split(l, a, " "); m[a[1]] = a[2] } }
         function human(b) { return b >= 1048576 ? b / 1048576 " MiB" : b / 1024 " KiB" }
-        function ratio(x, y) { return y > 0 ? sprintf("%.2f", x / y) : "-" }
-        { printf "| %s | %.2f | %s | %s | %s | %s | %d |\n", human($1), $7,
-                 ($1 in m) ? m[$1] : "-", ($1 in c) ? c[$1] : "-",
-                 ratio($7, c[$1]), ratio($7, m[$1]), $8 }'
+        function ratio(x, y) { return y > 0 && x != "" ? sprintf("%.2f", x / y) : "-" }
+        { w8 = NF >= 11 ? $11 : ""
+          printf "| %s | %.2f | %s | %s | %s | %s | %s | %s | %d |\n", human($1), $7,
+                 w8 == "" ? "-" : w8, ($1 in m) ? m[$1] : "-", ($1 in c) ? c[$1] : "-",
+                 ratio($7, m[$1]), ratio(w8, m[$1]), ratio(w8, c[$1]), $8 }'
 }
 
 status=0

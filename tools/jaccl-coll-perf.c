@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* jaccl-coll-perf: CollNet benchmarks through the plugin's ABI, in nccl-tests' columns.
  *
- *   jaccl-coll-perf allreduce|reducescatter|allgather [-N ranks] [-b 4K] [-e 256M] [-f 4]
- *                   [-n iters] [-w warmup] [-W window] [-a auto|ring|mesh] [-r wires] [-V 11]
- *   jaccl-coll-perf ceiling [-N ranks] [-b ..] [-e ..] [-f ..]
+ *   jaccl-coll-perf allreduce|reducescatter|allgather [-N ranks] [-b 128K] [-e 1M] [-f 2] [-L]
+ *                   [-n iters] [-w warmup] [-W 1,8] [-a auto|ring|mesh] [-r wires] [-V 11]
+ *   jaccl-coll-perf ceiling [-N ranks] [-b ..] [-e ..] [-f ..] [-L]
  *
  *   jaccl-coll-perf MODE --rank R --nranks N --root HOST:PORT [options]   one rank per host
  *
  * N local ranks are forked (or this process is rank R of N on separate hosts, joined through
  * the rendezvous of mp_host.h, also under mpirun); each loads the plugin by name (LD_LIBRARY_PATH),
  * builds a CollNet group like NCCL's proxy, and runs float32 sum collectives out of place, `window`
- * requests in flight (NCCL keeps up to 64 per collComm). size = bytes of the whole vector
+ * requests in flight (NCCL keeps up to 64 per collComm). The default is the regime NCCL's CollNet
+ * proxy creates: it cuts every collective into 512 KiB steps with up to 8 in flight, so sizes
+ * 128 KiB .. 1 MiB, each with 1 and with 8 in flight (-W takes a list: one column group per
+ * window, the first one in nccl-tests' place). -L is the long sweep, 4 KiB .. 256 MiB by 4,
+ * for what a single large call costs. size = bytes of the whole vector
  * (all-reduce), of the nranks * bytesPerRank input (reduce-scatter) or output (all-gather); count =
  * its floats. time = the slowest rank's mean per operation; algbw = size / time; busbw = algbw *
  * 2(n-1)/n (all-reduce) or (n-1)/n (the other two), like nccl-tests. #wrong counts result elements
@@ -34,13 +38,15 @@
 #include "mp_perf.h"
 
 #define MAX_WINDOW 64
+#define MAX_WINS   4 /* windows measured side by side (-W list) */
 #define V_TIME     0 /* per-rank value: seconds per operation */
 #define F_WRONG    1 /* per-rank flags */
 #define F_PORT     2
 
 struct opts {
     int kind; /* 0 allreduce, 1 reducescatter, 2 allgather, 3 ceiling */
-    int nranks, iters, warmup, window, version, wires;
+    int nranks, iters, warmup, version, wires;
+    int window[MAX_WINS], nwin; /* requests in flight, one column group each */
     size_t min_bytes, max_bytes, factor;
     const char *algo;
 };
@@ -151,14 +157,42 @@ static double run_ops(struct bench *b, size_t pr, int iters, int w)
     return (mp_now() - t0) / iters;
 }
 
-static void print_row(const struct opts *o, size_t size, double t, long wrong)
+/* time(us) algbw busbw of one window's column group */
+static void print_times(const struct opts *o, size_t size, double t)
 {
-    static const char *const op[] = {"sum", "sum", "none"};
     double n = o->nranks, algbw = (double)size / t / 1e9;
     double busbw = algbw * (o->kind == 0 ? 2 * (n - 1) / n : (n - 1) / n);
-    printf("%12zu %12zu %8s %6s %10.1f %7.2f %7.2f %6ld\n", size, size / 4, "float", op[o->kind],
-           t * 1e6, algbw, busbw, wrong);
+    printf(" %10.1f %7.2f %7.2f", t * 1e6, algbw, busbw);
+}
+
+/* nccl-tests' columns for the first window, then one group per further window. */
+static void print_row(const struct opts *o, size_t size, const double *t, long wrong)
+{
+    static const char *const op[] = {"sum", "sum", "none"};
+    printf("%12zu %12zu %8s %6s", size, size / 4, "float", op[o->kind]);
+    print_times(o, size, t[0]);
+    printf(" %6ld", wrong);
+    for (int i = 1; i < o->nwin; i++)
+        print_times(o, size, t[i]);
+    printf("\n");
     fflush(stdout);
+}
+
+/* Warm-up and timed operations with `w` in flight: the slowest rank's seconds per operation
+ * (read after the barrier by every rank), or -1. */
+static double timed(struct bench *b, size_t pr, size_t real, int w)
+{
+    if (run_ops(b, pr, b->o->warmup, w) < 0)
+        return -1;
+    mp_barrier();
+    double t = run_ops(b, pr, iters_for(b->o, real), w);
+    if (t < 0)
+        return -1;
+    put_time(t);
+    mp_barrier();
+    double m = max_time(b->o->nranks);
+    mp_barrier(); /* nobody publishes the next time before everyone read this one */
+    return m;
 }
 
 static int bench_size(struct bench *b, size_t size)
@@ -167,13 +201,10 @@ static int bench_size(struct bench *b, size_t size)
     size_t pr = per_rank(o, size);
     size_t real = o->kind == 0 ? pr * 4 : pr * 4 * (size_t)o->nranks;
     fill(b, pr);
-    if (run_ops(b, pr, o->warmup, o->window) < 0)
-        return -1;
-    mp_barrier();
-    double t = run_ops(b, pr, iters_for(o, real), o->window);
-    if (t < 0)
-        return -1;
-    put_time(t);
+    double t[MAX_WINS];
+    for (int i = 0; i < o->nwin; i++)
+        if ((t[i] = timed(b, pr, real, o->window[i])) < 0)
+            return -1;
     /* The timed operations all share one pair of buffers, which NCCL never does with operations
      * in flight together (each uses its own staging slot), so their output is not a result.
      * The check runs one more operation alone, on a cleared output. */
@@ -186,7 +217,7 @@ static int bench_size(struct bench *b, size_t size)
     for (int r = 0; r < o->nranks; r++)
         wrong += mp_flag_get(r, F_WRONG);
     if (mp_rank == 0)
-        print_row(o, real, max_time(o->nranks), wrong);
+        print_row(o, real, t, wrong);
     mp_barrier();
     return wrong ? -2 : 0;
 }
@@ -313,28 +344,52 @@ static int ceiling_rank(int rank, int nranks, void *arg)
 static void usage(void)
 {
     fprintf(stderr, "usage: jaccl-coll-perf allreduce|reducescatter|allgather|ceiling [-N ranks] "
-                    "[-b min] [-e max] [-f factor] [-n iters] [-w warmup] [-W window] "
-                    "[-a auto|ring|mesh] [-r wires] [-V 11|8]\n");
+                    "[-b min] [-e max] [-f factor] [-L] [-n iters] [-w warmup] [-W w1,w2,..] "
+                    "[-a auto|ring|mesh] [-r wires] [-V 11|8]\n"
+                    "  default: 128K .. 1M by 2 (NCCL's CollNet steps), windows 1 and 8; "
+                    "-L: 4K .. 256M by 4\n");
     mp_host_usage();
+}
+
+/* "1,8": up to MAX_WINS windows, each 1..MAX_WINDOW; -1 if malformed. */
+static int parse_windows(const char *arg, struct opts *o)
+{
+    o->nwin = 0;
+    for (const char *p = arg; *p;) {
+        char *end;
+        long w = strtol(p, &end, 10);
+        if (end == p || w < 1 || w > MAX_WINDOW || o->nwin == MAX_WINS)
+            return -1;
+        o->window[o->nwin++] = (int)w;
+        p = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',')
+            return -1;
+    }
+    return o->nwin ? 0 : -1;
+}
+
+/* Sizes not given take the sweep's: NCCL's regime, or the long one with -L. */
+static void default_sweep(struct opts *o, int longs)
+{
+    if (!o->min_bytes)
+        o->min_bytes = longs ? 4096 : 128u << 10;
+    if (!o->max_bytes)
+        o->max_bytes = longs ? 256u << 20 : 1u << 20;
+    if (!o->factor)
+        o->factor = longs ? 4 : 2;
 }
 
 static int parse(int argc, char **argv, struct opts *o)
 {
     static const char *const modes[] = {"allreduce", "reducescatter", "allgather", "ceiling"};
-    *o = (struct opts){.kind = -1,
-                       .nranks = 2,
-                       .warmup = 3,
-                       .window = 16,
-                       .version = 11,
-                       .min_bytes = 4096,
-                       .max_bytes = 256u << 20,
-                       .factor = 4};
+    *o = (struct opts){
+            .kind = -1, .nranks = 2, .warmup = 3, .window = {1, 8}, .nwin = 2, .version = 11};
     for (int i = 0; argc > 1 && i < 4; i++)
         if (strcmp(argv[1], modes[i]) == 0)
             o->kind = i;
-    int c, bad = 0;
+    int c, bad = 0, longs = 0;
     optind = 2;
-    while ((c = getopt(argc, argv, "N:b:e:f:n:w:W:a:r:V:")) != -1) {
+    while ((c = getopt(argc, argv, "N:b:e:f:Ln:w:W:a:r:V:")) != -1) {
         switch (c) {
         case 'N':
             o->nranks = atoi(optarg);
@@ -354,8 +409,11 @@ static int parse(int argc, char **argv, struct opts *o)
         case 'w':
             o->warmup = atoi(optarg);
             break;
+        case 'L':
+            longs = 1;
+            break;
         case 'W':
-            o->window = atoi(optarg);
+            bad |= parse_windows(optarg, o);
             break;
         case 'a':
             o->algo = optarg;
@@ -370,8 +428,9 @@ static int parse(int argc, char **argv, struct opts *o)
             return -1;
         }
     }
+    default_sweep(o, longs);
     return bad || o->kind < 0 || o->nranks < 1 || o->nranks > MP_MAX_RANKS || o->factor < 2 ||
-                           o->window < 1 || o->window > MAX_WINDOW || o->min_bytes < 4
+                           o->min_bytes < 4
                    ? -1
                    : 0;
 }
@@ -399,10 +458,20 @@ int main(int argc, char **argv)
         printf("#%11s %10s %7s\n", "size", "time(us)", "GB/s");
     } else {
         const char *algo = o.algo ? o.algo : getenv("NCCL_JACCL_ALGO");
-        printf("# jaccl %s, %d ranks, algo %s, wires %d (0 = default), window %d, table v%d\n",
-               argv[1], o.nranks, algo ? algo : "auto", o.wires, o.window, o.version);
-        printf("#%11s %12s %8s %6s %10s %7s %7s %6s\n", "size", "count", "type", "redop",
-               "time(us)", "algbw", "busbw", "#wrong");
+        printf("# jaccl %s, %d ranks, algo %s, wires %d (0 = default), window", argv[1], o.nranks,
+               algo ? algo : "auto", o.wires);
+        for (int i = 0; i < o.nwin; i++)
+            printf("%s%d", i ? "," : " ", o.window[i]);
+        printf(", table v%d\n", o.version);
+        printf("#%11s %12s %8s %6s %10s %7s %7s %6s", "size", "count", "type", "redop", "time(us)",
+               "algbw", "busbw", "#wrong");
+        for (int i = 1; i < o.nwin; i++) {
+            char tw[16], bw[16];
+            snprintf(tw, sizeof(tw), "us@W%d", o.window[i]);
+            snprintf(bw, sizeof(bw), "busbw@W%d", o.window[i]);
+            printf(" %10s %7s %7s", tw, "algbw", bw);
+        }
+        printf("\n");
     }
     int failed = mp_run(argv[1], o.nranks, 3600, o.kind == 3 ? ceiling_rank : coll_rank, &o);
     printf("# foreign load: %.2f cores\n", mp_load_foreign(&load));

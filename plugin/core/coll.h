@@ -8,8 +8,17 @@
  * so each lane's receives are posted in exactly the order the peer sends.
  *
  * Threads: the API threads validate and queue operations (a ring of COLL_QSIZE requests) and
- * read their completion state; one progress thread per comm owns everything else. It sleeps
- * in cq_wait whenever nothing moves. */
+ * read their completion state. The state machine (completion dispatch, the scheduler, credits:
+ * everything below the queue) is run by whichever thread holds run_lock, and only by it. NCCL
+ * polls test() in a loop while it waits, so test() and the i* calls run it inline under a
+ * trylock: a message is then handled by the thread that waits for it, without a wake-up and a
+ * context switch per message (on a box with few cores those cost more than the data does). A
+ * caller that finds the lock taken returns at once: the holder is making the same progress.
+ * The progress thread stays for progress nobody polls for (an operation queued and not tested,
+ * goodbyes at close), for the stuck-operation WARNs, and as the one that waits: while callers
+ * poll on a box with fewer cores than ranks it naps instead of waiting on the CQ (a second thread
+ * woken per completion takes a core from some rank); with nobody polling it spins briefly when a
+ * completion is due (NCCL_JACCL_SPIN_US), then sleeps in cq_wait. */
 #ifndef JACCL_CORE_COLL_H
 #define JACCL_CORE_COLL_H
 
@@ -84,6 +93,7 @@ enum coll_req_state { COLL_REQ_FREE = 0, COLL_REQ_QUEUED, COLL_REQ_DONE };
 
 struct coll_req {
     uint32_t magic;
+    struct coll_comm *comm; /* set once, when the comm is made */
     atomic_int state;
     ncclResult_t result;
     uint64_t seq;
@@ -125,6 +135,10 @@ struct coll_comm {
     pthread_mutex_t qlock;
     uint64_t q_tail, q_exec;
     struct coll_req req[COLL_QSIZE];
+    /* who runs the state machine: the holder of run_lock (see the top of this file) */
+    pthread_mutex_t run_lock;
+    _Atomic uint64_t polled_ns; /* when a caller last asked for progress (jaccl_now_ns) */
+    uint64_t spin_ns;           /* the progress thread's current spin budget (adaptive) */
     /* progress thread */
     pthread_t thread;
     int started;
@@ -201,6 +215,8 @@ void coll_x_check_sig(struct coll_comm *c, const struct coll_req *q);
 void coll_x_nxt_begins(struct coll_comm *c);
 /* Fails the comm if cur waits for a receive that a peer who closed its comm never sent. */
 void coll_x_check_left(struct coll_comm *c);
+/* 1 if a posted send or receive has not completed yet: a completion is on its way. */
+int coll_x_outstanding(const struct coll_comm *c);
 /* Sends goodbyes not sent yet; returns how many peers have not said theirs. */
 int coll_x_bye(struct coll_comm *c);
 /* Marks the comm broken (first cause wins: one WARN), closes every endpoint. */
@@ -218,5 +234,12 @@ int coll_run_ops(struct coll_comm *c);
 
 /* coll_progress.c */
 void *coll_progress_main(void *arg);
+/* One round of the state machine: completions, the scheduler, credits; 1 if anything moved.
+ * The caller holds run_lock. */
+int coll_progress_round(struct coll_comm *c);
+/* Progress on the caller's thread (test(), the i* calls) if nobody else is running the state
+ * machine right now: -1 if somebody was (or the comm closes), 0 if it ran until nothing moved,
+ * 1 if it stopped while things still moved (the progress thread should carry on). */
+int coll_progress_inline(struct coll_comm *c);
 
 #endif

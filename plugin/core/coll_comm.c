@@ -53,8 +53,11 @@ struct coll_comm *coll_comm_new(int dev, int nranks, int rank, int wires)
     c->ndata = 2 * wires;
     c->maxlinks = 2 * nranks + 4; /* room for connection attempts that fail half-way */
     pthread_mutex_init(&c->qlock, NULL);
-    for (int i = 0; i < COLL_QSIZE; i++)
+    pthread_mutex_init(&c->run_lock, NULL);
+    for (int i = 0; i < COLL_QSIZE; i++) {
         c->req[i].magic = COLL_REQ_MAGIC;
+        c->req[i].comm = c;
+    }
     for (int p = 0; p < JC_MAX_RANKS; p++)
         c->link_r[p] = c->link_l[p] = -1;
     c->dom = jaccl_domain_get(dev);
@@ -95,6 +98,7 @@ void coll_comm_free(struct coll_comm *c)
     if (c->dom)
         jaccl_domain_put(c->dev);
     pthread_mutex_destroy(&c->qlock);
+    pthread_mutex_destroy(&c->run_lock);
     free(c->links);
     free(c);
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The request queue between NCCL's threads and the progress thread, and test().
+/* The request queue between NCCL's threads and the state machine, and test().
  *
  * A ring of COLL_QSIZE requests: enqueue fills the slot at q_tail if test() has released it (else
- * NCCL gets a NULL request and retries), the progress thread runs slots in order from q_exec,
- * and test() only reads the slot's atomic state: it never blocks and never progresses anything. */
+ * NCCL gets a NULL request and retries), the state machine runs slots in order from q_exec.
+ * enqueue and test() run the state machine inline when nobody else does (coll_progress_inline)
+ * and otherwise only touch the queue: they never block on the comm. */
 #include <limits.h>
 
 #include "core/api.h"
@@ -26,12 +27,15 @@ ncclResult_t coll_enqueue(struct coll_comm *c, const struct jc_op *op, void **re
     atomic_store(&r->state, COLL_REQ_QUEUED);
     c->q_tail++;
     pthread_mutex_unlock(&c->qlock);
-    c->ops->cq_wake(c->cq);
     *request = r;
+    /* Started here, it is on the wire before NCCL's first test(). If the state machine was
+     * busy, its holder may have looked at the queue already: wake the progress thread. */
+    if (coll_progress_inline(c) != 0)
+        c->ops->cq_wake(c->cq);
     return ncclSuccess;
 }
 
-/* Progress thread only. */
+/* run_lock holder only. */
 struct coll_req *coll_next(struct coll_comm *c, int ahead)
 {
     uint64_t seq = c->q_exec + (uint64_t)ahead;
@@ -61,6 +65,11 @@ ncclResult_t jaccl_coll_test(void *request, int *done, int *size)
     if (!r || !done)
         return ncclInternalError;
     int st = atomic_load(&r->state);
+    if (st == COLL_REQ_QUEUED) {
+        if (coll_progress_inline(r->comm) > 0)
+            r->comm->ops->cq_wake(r->comm->cq); /* more to do than one call does: hand over */
+        st = atomic_load(&r->state);
+    }
     if (st == COLL_REQ_FREE) {
         JWARN("CollNet test: request %p is not in flight (already completed?)", request);
         return ncclInternalError;

@@ -109,6 +109,13 @@ static const struct jaccl_param_desc g_params[JP_NUM_PARAMS] = {
               "(`ncclRemoteError` and a WARN naming peer, device, QP and sequence number). UC: "
               "jaccl's own go-back-N resends; RC: the NIC's retry count (capped at 7, like "
               "`NCCL_IB_RETRY_CNT`)."),
+        P_INT(JP_SPIN_US, "NCCL_JACCL_SPIN_US", 50, 0, 100000, "microseconds", NULL, S_COLL,
+              "How long a CollNet progress thread keeps polling before it sleeps, while a "
+              "completion is due (a posted send or receive has not finished) and no caller is "
+              "polling. Waking a sleeping thread costs more than a short message takes on a fast "
+              "link. The spin adapts: it shrinks while spins come up empty, and shrinks further "
+              "and yields the core when the communicator has more ranks than the machine has "
+              "cores. `0` = never spin."),
         P_INT(JP_TC, "NCCL_JACCL_TC", -1, -1, 255, NULL, "NCCL_IB_TC", S_QOS,
               "Traffic class byte (DSCP << 2 plus ECN bits, as in `NCCL_IB_TC`): the GRH traffic "
               "class of every verbs queue pair (RoCE) and the IP TOS / IPv6 traffic class of "

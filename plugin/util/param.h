@@ -29,6 +29,7 @@ enum jaccl_param_id {
     JP_RETRY_CNT,      /* int */
     JP_TC,             /* int: -1 = unset; RoCE traffic class, IP TOS byte on TCP */
     JP_SL,             /* int: -1 = unset; InfiniBand service level */
+    JP_SPIN_US,        /* int: microseconds a progress thread spins before it sleeps */
     JP_NUM_PARAMS
 };
 
