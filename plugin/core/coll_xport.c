@@ -37,12 +37,13 @@ static int x_wires(const struct algo_xport *x)
 
 /* The peer of link l closed its comm and this rank's running operation still needs it: the
  * operation can never complete, so it fails now instead of waiting for a timeout. */
-static void peer_left(struct coll_comm *c, const struct coll_link *l, const char *what, int lane)
+static int peer_left(struct coll_comm *c, const struct coll_link *l, const char *what, int lane)
 {
-    coll_fail(c, -ECONNRESET,
-              "rank %d (%s) closed its comm, but this rank's collective #%llu still needs to %s "
-              "it on lane %d",
-              l->peer, l->desc, c->cur ? (unsigned long long)c->cur->seq : 0ull, what, lane);
+    return coll_fail(
+            c, -ECONNRESET,
+            "rank %d (%s) closed its comm, but this rank's collective #%llu still needs to %s "
+            "it on lane %d",
+            l->peer, l->desc, c->cur ? (unsigned long long)c->cur->seq : 0ull, what, lane);
 }
 
 /* Callers ask only when they want to send (or post) the next message of an operation. Once
@@ -128,25 +129,23 @@ static char *x_own(struct algo_xport *x, int idx)
 
 /* A post fails when the endpoint broke under us (the completion saying why may still be on
  * its way): report the endpoint's reason, not an errno. */
-static void post_failed(struct coll_comm *c, struct coll_link *l, int rc, const char *what,
-                        size_t len)
+static int post_failed(struct coll_comm *c, struct coll_link *l, int rc, const char *what,
+                       size_t len)
 {
     const char *why = NULL;
     if (c->ops->ep_error(l->ep, &why) != 0 && why)
-        coll_fail(c, -ECONNRESET, "connection to rank %d (%s) failed: %s", l->peer, l->desc, why);
-    else
-        coll_fail(c, -EIO, "posting a %zu-byte %s for rank %d (%s) failed (%d)", len, what, l->peer,
-                  l->desc, rc);
+        return coll_fail(c, -ECONNRESET, "connection to rank %d (%s) failed: %s", l->peer, l->desc,
+                         why);
+    return coll_fail(c, -EIO, "posting a %zu-byte %s for rank %d (%s) failed (%d)", len, what,
+                     l->peer, l->desc, rc);
 }
 
 /* The endpoint was closed after the peer's goodbye (or by a failure already recorded). */
 static int link_closed(struct coll_comm *c, const struct coll_link *l, const char *what, int lane)
 {
     if (l->bye_rcvd)
-        peer_left(c, l, what, lane);
-    else
-        coll_fail(c, -ECONNRESET, "connection to rank %d (%s) is closed", l->peer, l->desc);
-    return -1;
+        return peer_left(c, l, what, lane);
+    return coll_fail(c, -ECONNRESET, "connection to rank %d (%s) is closed", l->peer, l->desc);
 }
 
 static int x_send(struct algo_xport *x, int peer, int lane, const void *buf, size_t len,
@@ -160,10 +159,8 @@ static int x_send(struct algo_xport *x, int peer, int lane, const void *buf, siz
         return link_closed(c, l, "send to", lane);
     int rc =
             c->ops->post_send(l->ep, lane, buf, len, mr, COLL_WR(COLL_WR_DSEND, li, lane, s->sent));
-    if (rc != 0) {
-        post_failed(c, l, rc, "send", len);
-        return -1;
-    }
+    if (rc != 0)
+        return post_failed(c, l, rc, "send", len);
     s->sent++;
     return 0;
 }
@@ -179,10 +176,8 @@ static int x_recv(struct algo_xport *x, int peer, int lane, void *buf, size_t le
         return link_closed(c, l, "receive from", lane);
     int rc = c->ops->post_recv(l->ep, lane, buf, len, mr,
                                COLL_WR(COLL_WR_DRECV, li, lane, s->posted));
-    if (rc != 0) {
-        post_failed(c, l, rc, "receive", len);
-        return -1;
-    }
+    if (rc != 0)
+        return post_failed(c, l, rc, "receive", len);
     s->exp_len[s->posted % JC_POST_MAX] = (uint32_t)len;
     s->posted++;
     return 0;
