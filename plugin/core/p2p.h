@@ -96,7 +96,7 @@ void p2p_comm_free(struct p2p_comm *c);
 void jaccl_p2p_abandon(void *ctx);
 
 /* p2p_cts.c: 0 and *out filled when `len` bytes at `buf` are the CTS a send comm of `nlanes`
- * lanes expects next (sequence number `seq`); -1 otherwise. */
+ * lanes expects next (sequence number `seq`); -EPROTO otherwise (the peer's fault). */
 int p2p_cts_decode(const void *buf, size_t len, uint32_t seq, int nlanes, struct p2p_cts *out);
 
 /* p2p_proto.c: all under c->lock */

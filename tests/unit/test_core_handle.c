@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Handle codec: round trip, and every way a foreign or damaged handle must be refused. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -44,14 +45,14 @@ static void refuses_garbage(void **state)
     const char *why = NULL;
     unsigned char buf[128];
     memset(buf, 0, sizeof(buf));
-    assert_int_equal(jaccl_handle_decode(buf, JH_P2P, &out, &why), -1);
+    assert_int_equal(jaccl_handle_decode(buf, JH_P2P, &out, &why), -EINVAL);
     assert_non_null(why);
     for (int seed = 1; seed < 200; seed++) {
         for (size_t i = 0; i < sizeof(buf); i++)
             buf[i] = (unsigned char)(seed * 131 + i * 17);
-        assert_int_equal(jaccl_handle_decode(buf, JH_P2P, &out, &why), -1);
+        assert_int_equal(jaccl_handle_decode(buf, JH_P2P, &out, &why), -EINVAL);
     }
-    assert_int_equal(jaccl_handle_decode(NULL, JH_P2P, &out, &why), -1);
+    assert_int_equal(jaccl_handle_decode(NULL, JH_P2P, &out, &why), -EFAULT);
 }
 
 static void refuses_every_flipped_byte(void **state)
@@ -65,7 +66,7 @@ static void refuses_every_flipped_byte(void **state)
         copy[i] ^= 0x40;
         const char *why = NULL;
         /* padding bytes are covered by the checksum too, so every flip must be caught */
-        assert_int_equal(jaccl_handle_decode(copy, JH_P2P, &out, &why), -1);
+        assert_int_equal(jaccl_handle_decode(copy, JH_P2P, &out, &why), -EINVAL);
     }
 }
 
