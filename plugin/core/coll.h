@@ -54,7 +54,7 @@ struct coll_ctrl {
 #define COLL_CTRL_BYE 1u
 
 /* coll_ctrl.c: 0 and *out filled when `len` bytes at `buf` are a control message from rank
- * `src` for a link of `ndata` data lanes; -1 otherwise. */
+ * `src` for a link of `ndata` data lanes; -EPROTO otherwise (the peer's fault). */
 int coll_ctrl_decode(const void *buf, size_t len, int ndata, int src, struct coll_ctrl *out);
 
 /* One ordered stream per (link, data lane), both directions. */

@@ -265,12 +265,12 @@ static int check_link_sig(struct coll_comm *c, const struct coll_link *l, const 
 {
     if (l->peer < 0 || l->peer_seq != q->seq || l->peer_sig == q->op.sig)
         return 0;
-    coll_fail(c, -EINVAL,
-              "rank %d (%s) runs a different collective as operation #%llu than this rank "
-              "(%s of %zu bytes): every rank must issue the same operations in the same order",
-              l->peer, l->desc, (unsigned long long)q->seq, jc_kind_name(q->op.g.kind),
-              jc_total(&q->op.g));
-    return -1;
+    return coll_fail(
+            c, -EINVAL,
+            "rank %d (%s) runs a different collective as operation #%llu than this rank "
+            "(%s of %zu bytes): every rank must issue the same operations in the same order",
+            l->peer, l->desc, (unsigned long long)q->seq, jc_kind_name(q->op.g.kind),
+            jc_total(&q->op.g));
 }
 
 void coll_x_check_sig(struct coll_comm *c, const struct coll_req *q)
