@@ -259,7 +259,7 @@ ncclResult_t mp_net_isend(const struct mp_net *n, void *comm, void *buf, size_t 
     switch (n->version) {
     case 8:
         if (size > INT_MAX)
-            return ncclInvalidArgument;
+            return ncclInvalidUsage; /* what the plugin says for sizes */
         return n->t.v8->isend(comm, buf, (int)size, tag, mh, req);
     case 9:
         return n->t.v9->isend(comm, buf, size, tag, mh, req);
@@ -284,10 +284,10 @@ static ncclResult_t irecv_v8(const struct mp_net *n, void *comm, int nbufs, void
 {
     int icaps[64];
     if (nbufs > 64)
-        return ncclInvalidArgument;
+        return ncclInvalidUsage; /* what the plugin says for sizes */
     for (int i = 0; i < nbufs; i++) {
         if (caps[i] > INT_MAX)
-            return ncclInvalidArgument;
+            return ncclInvalidUsage; /* what the plugin says for sizes */
         icaps[i] = (int)caps[i];
     }
     return n->t.v8->irecv(comm, nbufs, bufs, icaps, tags, mhs, req);

@@ -3,11 +3,13 @@
  * which.
  * Every shim is stateless except the once-per-process ctx of the pre-v11 init calls, which a
  * mutex guards, so all of them may be called from any NCCL thread. */
+#include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <string.h>
 
 #include "core/api.h"
+#include "core/err.h"
 #include "abi/shims.h"
 #include "nccl_abi/net.h"
 #include "util/log.h"
@@ -55,7 +57,7 @@ static ncclResult_t legacy_get(struct legacy_ctx *l, const char *what, void **ct
     if (ready)
         return ncclSuccess;
     JWARN("%s called before a successful init", what);
-    return ncclInvalidUsage;
+    return jaccl_err_to_nccl(-EINVAL);
 }
 
 /* NCCL reads *request even after an error on some paths; never leave it undefined. */
@@ -268,7 +270,7 @@ ncclResult_t jaccl_v8_isend(void *sendComm, void *data, int size, int tag, void 
 {
     if (size < 0) {
         JWARN("isend: negative size %d", size);
-        return reject(request, ncclInvalidArgument);
+        return reject(request, jaccl_err_to_nccl(-EMSGSIZE));
     }
     return jaccl_isend(sendComm, data, (size_t)size, tag, mhandle, NULL, request);
 }
@@ -280,11 +282,11 @@ ncclResult_t jaccl_v8_irecv(void *recvComm, int n, void **data, int *sizes, int 
 {
     if (n != 1) {
         JWARN("irecv: %d buffers requested; jaccl reports maxRecvs = 1", n);
-        return reject(request, ncclInvalidArgument);
+        return reject(request, jaccl_err_to_nccl(-EMSGSIZE));
     }
     if (sizes && sizes[0] < 0) {
         JWARN("irecv: negative size %d", sizes[0]);
-        return reject(request, ncclInvalidArgument);
+        return reject(request, jaccl_err_to_nccl(-EMSGSIZE));
     }
     size_t wide = sizes ? (size_t)sizes[0] : 0;
     return jaccl_irecv(recvComm, 1, data, sizes ? &wide : NULL, tags, mhandles, NULL, request);
@@ -313,7 +315,7 @@ ncclResult_t jaccl_coll_v8_iallreduce(void *collComm, void *sendData, void *recv
 {
     if (count < 0) {
         JWARN("iallreduce: negative count %d", count);
-        return reject(request, ncclInvalidArgument);
+        return reject(request, jaccl_err_to_nccl(-EMSGSIZE));
     }
     return jaccl_coll_iallreduce(collComm, sendData, recvData, (size_t)count, dataType, redOp,
                                  sendMhandle, recvMhandle, request);
@@ -362,7 +364,7 @@ static ncclResult_t sge_from_v8(const char *op, int n, const ncclNetSGE_v8_t *in
 {
     if (n != 1 || in == NULL) {
         JWARN("%s: %d parts given, only 1 is supported", op, n);
-        return ncclInvalidArgument;
+        return jaccl_err_to_nccl(n != 1 ? -EMSGSIZE : -EFAULT);
     }
     out->mhandle = in->mhandle;
     out->address = in->address;

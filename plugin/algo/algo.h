@@ -122,7 +122,9 @@ uint32_t jc_op_sig(const struct jc_op *op);
  *   arm         may send, reduce and touch its buffers (the one before has posted everything);
  *   advance     1 done, 0 in progress (more completions needed), < 0 failed.
  * *progress says whether a call did anything, so the caller knows when to sleep. Calls that
- * return int return < 0 on failure (the comm is then broken). */
+ * return int return a negative errno-style code on failure (the one the transport's send or
+ * receive returned, -ENOMEM for scratch memory; the comm is then broken); 1 is never an
+ * error, only "done". */
 struct jc_algo_ops {
     int (*start)(struct jc_run *run, struct algo_xport *x);
     int (*post)(struct jc_run *run, struct algo_xport *x, int *progress);

@@ -62,8 +62,9 @@ static int peer_send(struct jc_run *run, struct algo_xport *x, int p, int *prog)
     jc_mesh_send(&op->g, p, &s);
     while (mp->sent < mp->nsend && ax_can_send(x, p, 0)) {
         jc_frame(&op->g, &s, mp->sent, &fr);
-        if (ax_send(x, p, 0, jc_at(&op->in, fr.lo), fr.len, op->in.mr) != 0)
-            return -1;
+        int rc = ax_send(x, p, 0, jc_at(&op->in, fr.lo), fr.len, op->in.mr);
+        if (rc != 0)
+            return rc;
         mp->sent++;
         *prog = 1;
     }
@@ -90,8 +91,9 @@ static int peer_post(struct jc_run *run, struct algo_xport *x, int p, int *prog)
         } else {
             buf = jc_at(&op->out, fr.lo);
         }
-        if (ax_recv(x, p, 0, buf, fr.len, mr) != 0)
-            return -1;
+        int rc = ax_recv(x, p, 0, buf, fr.len, mr);
+        if (rc != 0)
+            return rc;
         mp->posted++;
         *prog = 1;
     }
@@ -195,9 +197,11 @@ static int mesh_done(struct jc_run *run, struct algo_xport *x)
 static int mesh_post(struct jc_run *run, struct algo_xport *x, int *progress)
 {
     const struct jc_geom *g = &run->op->g;
-    for (int p = 0; p < g->nranks; p++)
-        if (p != g->rank && peer_post(run, x, p, progress) != 0)
-            return -1;
+    for (int p = 0; p < g->nranks; p++) {
+        int rc = p != g->rank ? peer_post(run, x, p, progress) : 0;
+        if (rc != 0)
+            return rc;
+    }
     return 0;
 }
 
@@ -227,8 +231,11 @@ static int mesh_advance(struct jc_run *run, struct algo_xport *x, int *progress)
     /* Start with the next rank so that not everybody sends to rank 0 first. */
     for (int i = 1; i < g->nranks; i++) {
         int p = (g->rank + i) % g->nranks;
-        if (peer_post(run, x, p, progress) != 0 || peer_send(run, x, p, progress) != 0)
-            return -1;
+        int rc = peer_post(run, x, p, progress);
+        if (rc == 0)
+            rc = peer_send(run, x, p, progress);
+        if (rc != 0)
+            return rc;
     }
     return mesh_done(run, x);
 }

@@ -10,6 +10,7 @@
  * all-reduce, a scratch buffer for reduce-scatter) with the fused out = in OP recv kernel, which
  * frees the slot at once: a slot is never held while waiting for a peer, so the ring cannot
  * deadlock on its buffers. Frames of the all-gather phase land directly in the output. */
+#include <errno.h>
 #include <string.h>
 
 #include "algo/algo.h"
@@ -122,7 +123,7 @@ static int ring_arm(struct jc_run *run, struct algo_xport *x)
         rr->acc = (struct jc_buf){.base = g->wo, .len = g->wb};
         rr->acc.p = ax_scratch(x, run->idx, g->wb, &rr->acc.mr);
         if (!rr->acc.p)
-            return -1;
+            return -ENOMEM;
     }
     if (g->kind == JC_ALLGATHER)
         jc_copy_own(op);
@@ -174,8 +175,9 @@ static int lane_post(struct jc_run *run, struct algo_xport *x, struct jc_rlane *
         } else {
             buf = jc_at(&op->out, fr.lo);
         }
-        if (ax_recv(x, l->rpeer, l->lane, buf, fr.len, mr) != 0)
-            return -1;
+        int rc = ax_recv(x, l->rpeer, l->lane, buf, fr.len, mr);
+        if (rc != 0)
+            return rc;
         l->slot_of[l->posted % JC_POST_MAX] = (int8_t)s;
         l->posted++;
         cur_next(g, l, run->ring.T, 1, &l->pc);
@@ -202,8 +204,9 @@ static int lane_send(struct jc_run *run, struct algo_xport *x, struct jc_rlane *
         struct jc_range fr;
         const struct jc_buf *b = send_src(run, l->sc.t);
         cur_frame(g, &l->sc, &fr);
-        if (ax_send(x, l->speer, l->lane, jc_at(b, fr.lo), fr.len, b->mr) != 0)
-            return -1;
+        int rc = ax_send(x, l->speer, l->lane, jc_at(b, fr.lo), fr.len, b->mr);
+        if (rc != 0)
+            return rc;
         l->sent++;
         cur_next(g, l, run->ring.T, 0, &l->sc);
         *prog = 1;
@@ -220,9 +223,11 @@ static int lane_done(struct algo_xport *x, const struct jc_rlane *l)
 
 static int ring_post(struct jc_run *run, struct algo_xport *x, int *progress)
 {
-    for (int i = 0; i < run->ring.nl; i++)
-        if (lane_post(run, x, &run->ring.l[i], progress) != 0)
-            return -1;
+    for (int i = 0; i < run->ring.nl; i++) {
+        int rc = lane_post(run, x, &run->ring.l[i], progress);
+        if (rc != 0)
+            return rc;
+    }
     return 0;
 }
 
@@ -248,8 +253,11 @@ static int ring_advance(struct jc_run *run, struct algo_xport *x, int *progress)
     for (int i = 0; i < run->ring.nl; i++) {
         struct jc_rlane *l = &run->ring.l[i];
         lane_process(run, x, l, progress);
-        if (lane_post(run, x, l, progress) != 0 || lane_send(run, x, l, progress) != 0)
-            return -1;
+        int rc = lane_post(run, x, l, progress);
+        if (rc == 0)
+            rc = lane_send(run, x, l, progress);
+        if (rc != 0)
+            return rc;
         done &= lane_done(x, l);
     }
     return done;

@@ -30,6 +30,7 @@
 #include "algo/algo.h"
 #include "core/comm.h"
 #include "core/conn.h"
+#include "util/sticky.h"
 
 #define COLL_QSIZE      256
 #define COLL_CTRL_N     (JC_POST_MAX * JC_MAX_PARTS + 8) /* control receives per link */
@@ -62,7 +63,7 @@ struct coll_ctrl {
 #define COLL_CTRL_BYE 1u
 
 /* coll_ctrl.c: 0 and *out filled when `len` bytes at `buf` are a control message from rank
- * `src` for a link of `ndata` data lanes; -1 otherwise. */
+ * `src` for a link of `ndata` data lanes; -EPROTO otherwise (the peer's fault). */
 int coll_ctrl_decode(const void *buf, size_t len, int ndata, int src, struct coll_ctrl *out);
 
 /* One ordered stream per (link, data lane), both directions. */
@@ -95,7 +96,7 @@ struct coll_req {
     uint32_t magic;
     struct coll_comm *comm; /* set once, when the comm is made */
     atomic_int state;
-    ncclResult_t result;
+    int result; /* 0 or a negative code of core/err.h */
     uint64_t seq;
     struct jc_op op;
 };
@@ -143,12 +144,12 @@ struct coll_comm {
     pthread_t thread;
     int started;
     atomic_int closing;       /* closeColl: say goodbye to every peer, then leave */
-    atomic_int error;         /* ncclResult_t; sticky */
+    struct jaccl_sticky fail; /* a negative code of core/err.h */
     struct coll_req *cur;     /* the oldest unfinished operation */
     struct coll_req *nxt;     /* the one behind it, started early (or NULL) */
     int cur_armed, nxt_armed; /* may send and reduce (else only post receives) */
     int nxt_over;             /* nxt finished first: completed right after cur */
-    ncclResult_t nxt_rc;
+    int nxt_rc;
     uint64_t cur_t0, cur_warn;
     /* what went through this comm, logged by closeColl (progress thread; read after join) */
     struct {
@@ -219,15 +220,16 @@ void coll_x_check_left(struct coll_comm *c);
 int coll_x_outstanding(const struct coll_comm *c);
 /* Sends goodbyes not sent yet; returns how many peers have not said theirs. */
 int coll_x_bye(struct coll_comm *c);
-/* Marks the comm broken (first cause wins: one WARN), closes every endpoint. */
-ncclResult_t coll_fail(struct coll_comm *c, ncclResult_t rc, const char *fmt, ...)
+/* Marks the comm broken (first cause wins: one WARN), closes every endpoint; returns the
+ * failure that stands (err: a negative code of core/err.h). */
+int coll_fail(struct coll_comm *c, int err, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
 /* coll_queue.c */
-ncclResult_t coll_enqueue(struct coll_comm *c, const struct jc_op *op, void **request);
+int coll_enqueue(struct coll_comm *c, const struct jc_op *op, void **request);
 /* The queued request `ahead` places after the running one (0: the one to run next). */
 struct coll_req *coll_next(struct coll_comm *c, int ahead);
-void coll_finish(struct coll_comm *c, struct coll_req *r, ncclResult_t rc);
+void coll_finish(struct coll_comm *c, struct coll_req *r, int rc);
 
 /* coll_sched.c: starts, advances and finishes operations; 1 if anything happened. */
 int coll_run_ops(struct coll_comm *c);

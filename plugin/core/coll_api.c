@@ -2,10 +2,12 @@
 /* CollNet entry points that need no peer: init, devices, reduceSupport and closing comms.
  * Memory registration and finalize are the net ones (jaccl_reg_mr, jaccl_dereg_mr,
  * jaccl_finalize), which take CollNet comms too. */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "core/api.h"
 #include "core/coll.h"
+#include "core/err.h"
 #include "core/state.h"
 #include "util/log.h"
 #include "util/param.h"
@@ -19,7 +21,7 @@ ncclResult_t jaccl_coll_init(void **ctx, uint64_t commId, ncclDebugLogger_t logF
 ncclResult_t jaccl_coll_devices(int *ndev)
 {
     if (!ndev)
-        return ncclInvalidArgument;
+        return jaccl_err_to_nccl(-EFAULT);
     if (jaccl_param_int(JP_COLL_ENABLE) == 0) {
         *ndev = 0;
         return ncclSuccess;
@@ -30,7 +32,7 @@ ncclResult_t jaccl_coll_devices(int *ndev)
 ncclResult_t jaccl_coll_reduce_support(ncclDataType_t dataType, ncclRedOp_t redOp, int *supported)
 {
     if (!supported)
-        return ncclInvalidArgument;
+        return jaccl_err_to_nccl(-EFAULT);
     *supported = jaccl_reduce_fn_get((enum jaccl_dtype)dataType, (enum jaccl_redop)redOp) != NULL;
     return ncclSuccess;
 }
@@ -54,7 +56,7 @@ ncclResult_t jaccl_coll_close(void *collComm)
 {
     struct coll_comm *c = coll_handle_take(collComm, JC_COLL, "CollNet closeColl");
     if (!c)
-        return ncclInternalError;
+        return jaccl_err_to_nccl(-EBADF);
     if (c->started) {
         atomic_store(&c->closing, 1);
         c->ops->cq_wake(c->cq);
@@ -73,7 +75,7 @@ ncclResult_t jaccl_coll_close_listen(void *listenComm)
 {
     struct coll_listen *l = coll_handle_take(listenComm, JC_COLL_LISTEN, "CollNet closeListen");
     if (!l)
-        return ncclInternalError;
+        return jaccl_err_to_nccl(-EBADF);
     coll_handle_kill(l->h);
     jaccl_listener_close(l->listener);
     free(l);

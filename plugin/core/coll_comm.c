@@ -158,7 +158,7 @@ int coll_link_bind(struct coll_comm *c, struct fab_ep *ep, int peer, enum coll_l
             return 0;
         }
     }
-    return -1;
+    return -EFAULT; /* an endpoint the connection set-up never handed us: our bug */
 }
 
 /* Marks the incoming stream (peer, lane) as one that reduces what it receives. */

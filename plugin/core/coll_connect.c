@@ -12,6 +12,7 @@
 
 #include "core/api.h"
 #include "core/coll.h"
+#include "core/err.h"
 #include "core/registry.h"
 #include "core/state.h"
 #include "util/clock.h"
@@ -49,18 +50,18 @@ static int decode_all(struct cx *x, void **handles, int nranks, int *me)
         struct jaccl_handle *h = &x->hs[i];
         if (jaccl_handle_decode(handles[i], JH_COLL, h, &why) != 0) {
             JWARN("CollNet connect: handle of rank %d is unusable: %s", i, why);
-            return -1;
+            return -EINVAL;
         }
         if (h->nlanes != mine->nlanes || h->fabric != mine->fabric) {
             JWARN("CollNet connect: rank %d runs %d ring wires on fabric %d, this rank %d on %d: "
                   "NCCL_JACCL_RING_WIRES and NCCL_JACCL_FABRIC must match on every rank",
                   i, (h->nlanes - 1) / 2, h->fabric, (mine->nlanes - 1) / 2, mine->fabric);
-            return -1;
+            return -EINVAL;
         }
         if (h->secret == mine->secret && same_addr(&h->addr, &mine->addr)) {
             if (*me >= 0) {
                 JWARN("CollNet connect: this rank's handle appears twice (%d and %d)", *me, i);
-                return -1;
+                return -EINVAL;
             }
             *me = i;
         }
@@ -68,7 +69,7 @@ static int decode_all(struct cx *x, void **handles, int nranks, int *me)
     }
     if (*me < 0)
         JWARN("CollNet connect: this rank's own handle is not among the %d handles", nranks);
-    return *me < 0 ? -1 : 0;
+    return *me < 0 ? -EINVAL : 0;
 }
 
 static void choose(struct coll_comm *c)
@@ -103,9 +104,10 @@ static int start_connectors(struct cx *x)
         if (!(x->need[p] & NEED_CONN))
             continue;
         uint32_t tag = (uint32_t)COLL_TAG_MAGIC << 16 | (pair ? TAG_PAIR : 0) | (uint32_t)c->rank;
-        if (jaccl_connector_start(&x->hs[p], tag, &x->setup, &x->conn[p]) != 0) {
+        int rc = jaccl_connector_start(&x->hs[p], tag, &x->setup, &x->conn[p]);
+        if (rc != 0) {
             JWARN("CollNet connect: cannot start connecting to rank %d (%s)", p, x->desc[p]);
-            return -1;
+            return rc;
         }
     }
     return 0;
@@ -116,9 +118,10 @@ static int bind_peer(struct cx *x, struct fab_ep *ep, int peer, int need)
     enum coll_link_role role = x->c->nranks != 2   ? COLL_LINK_BOTH
                                : need == NEED_CONN ? COLL_LINK_RIGHT
                                                    : COLL_LINK_LEFT;
-    if (coll_link_bind(x->c, ep, peer, role, x->desc[peer]) != 0) {
+    int rc = coll_link_bind(x->c, ep, peer, role, x->desc[peer]);
+    if (rc != 0) {
         x->c->ops->ep_close(ep);
-        return -1;
+        return rc;
     }
     x->need[peer] &= (uint8_t)~need;
     x->missing--;
@@ -138,7 +141,8 @@ static int on_accept(struct cx *x, struct fab_ep *ep, uint32_t tag, const char *
     return bind_peer(x, ep, from, NEED_ACC);
 }
 
-/* One round over every connector and the listener: 1 if anything completed, < 0 on failure. */
+/* One round over every connector and the listener: 1 if anything completed, 0 if nothing did,
+ * a negative code of core/err.h on failure. */
 static int round_once(struct cx *x)
 {
     int moved = 0;
@@ -149,16 +153,23 @@ static int round_once(struct cx *x)
         int r = jaccl_connector_step(x->conn[p], &ep);
         if (r != 0)
             x->conn[p] = NULL; /* done or failed: freed either way */
-        if (r < 0 || (r == 1 && bind_peer(x, ep, p, NEED_CONN) != 0))
-            return -1;
+        if (r == 1)
+            r = bind_peer(x, ep, p, NEED_CONN);
+        if (r < 0)
+            return r;
         moved |= r == 1;
     }
     struct fab_ep *ep = NULL;
     uint32_t tag = 0;
     char peer[64] = "";
     int r = jaccl_listener_accept(x->l->listener, &x->setup, &ep, &tag, peer, sizeof(peer));
-    if (r < 0 || (r == 1 && on_accept(x, ep, tag, peer) != 0))
-        return -1;
+    if (r == 1) {
+        int rc = on_accept(x, ep, tag, peer);
+        if (rc != 0)
+            return rc;
+    }
+    if (r < 0)
+        return r;
     return moved || r == 1;
 }
 
@@ -176,15 +187,16 @@ static void warn_missing(const struct cx *x)
 static int connect_all(struct cx *x)
 {
     uint64_t deadline = jaccl_deadline_ns(jaccl_timeout_ns());
-    if (start_connectors(x) != 0)
-        return -1;
+    int rc = start_connectors(x);
+    if (rc != 0)
+        return rc;
     while (x->missing > 0) {
         int r = round_once(x);
         if (r < 0)
-            return -1;
+            return r;
         if (jaccl_expired(deadline)) {
             warn_missing(x);
-            return -1;
+            return -ETIMEDOUT;
         }
         if (r == 0)
             nanosleep(&(struct timespec){0, ROUND_SLEEP_NS}, NULL);
@@ -206,13 +218,13 @@ static int finish(struct cx *x)
     if (coll_stage_alloc(c) != 0 || !(c->h = coll_handle_new(JC_COLL, c)) ||
         jaccl_reg_add(c->req, sizeof(c->req[0]), COLL_QSIZE, JO_COLL_REQ, c) != 0) {
         JWARN("CollNet connect: out of memory for staging buffers");
-        return -1;
+        return -ENOMEM;
     }
     c->h->hdr.dev = c->dev;
     c->h->hdr.dom = c->dom;
     if (coll_thread_start(c) != 0) {
         JWARN("CollNet connect: cannot start the progress thread");
-        return -1;
+        return -EAGAIN;
     }
     JINFO(NCCL_INIT | NCCL_NET,
           "CollNet comm: rank %d of %d on device %d, %d ring wire(s), mesh %s, %d link(s)", c->rank,
@@ -240,38 +252,51 @@ static int cx_init(struct cx *x, void **handles, int nranks)
     x->desc = calloc((size_t)nranks, sizeof(*x->desc));
     x->need = calloc((size_t)nranks, 1);
     int me;
-    if (!x->hs || !x->conn || !x->desc || !x->need || decode_all(x, handles, nranks, &me) != 0)
-        return -1;
+    if (!x->hs || !x->conn || !x->desc || !x->need)
+        return -ENOMEM;
+    int rc = decode_all(x, handles, nranks, &me);
+    if (rc != 0)
+        return rc;
     x->c = coll_comm_new(x->l->h->hdr.dev, nranks, me, x->l->wires);
     if (!x->c)
-        return -1;
+        return -ENOMEM;
     choose(x->c);
     x->setup = coll_setup(x->c);
     return 0;
 }
 
-ncclResult_t jaccl_coll_connect(void *handles[], int nranks, int rank, void *listenComm,
-                                void **collComm)
+static int coll_connect(void *handles[], int nranks, int rank, void *listenComm, void **collComm)
 {
     if (!collComm)
-        return ncclInvalidArgument;
+        return -EFAULT;
     *collComm = NULL;
     struct cx x = {.l = coll_handle_obj(listenComm, JC_COLL_LISTEN, "CollNet connect")};
     if (!x.l)
-        return ncclInternalError;
+        return -EBADF;
     if (!handles || nranks < 1 || nranks > JC_MAX_RANKS || rank < 0 || rank >= nranks) {
         JWARN("CollNet connect: invalid group (rank %d of %d, at most %d ranks)", rank, nranks,
               JC_MAX_RANKS);
-        return ncclInvalidArgument;
+        return handles ? -EINVAL : -EFAULT;
     }
-    int failed = cx_init(&x, handles, nranks) != 0 || connect_all(&x) != 0 || finish(&x) != 0;
+    int rc = cx_init(&x, handles, nranks);
+    if (rc == 0)
+        rc = connect_all(&x);
+    if (rc == 0)
+        rc = finish(&x);
+    int failed = rc != 0;
     if (!failed && x.c->rank != rank)
         JINFO(NCCL_INIT, "CollNet connect: own handle found at index %d (NCCL said rank %d)",
               x.c->rank, rank);
     struct coll_comm *c = x.c;
     cx_free(&x, failed);
     if (failed)
-        return ncclSystemError;
+        return rc;
     *collComm = c->h;
-    return ncclSuccess;
+    return 0;
+}
+
+ncclResult_t jaccl_coll_connect(void *handles[], int nranks, int rank, void *listenComm,
+                                void **collComm)
+{
+    return jaccl_err_to_nccl(coll_connect(handles, nranks, rank, listenComm, collComm));
 }

@@ -8,27 +8,28 @@
 
 #include "core/api.h"
 #include "core/coll.h"
+#include "core/err.h"
 #include "core/registry.h"
 #include "core/state.h"
 #include "util/log.h"
 #include "util/param.h"
 
-ncclResult_t jaccl_coll_listen(void *ctx, int dev, void *handle, void **listenComm)
+static int coll_listen(void *ctx, int dev, void *handle, void **listenComm)
 {
     if (!listenComm || !handle)
-        return ncclInvalidArgument;
+        return -EFAULT;
     *listenComm = NULL;
     union jaccl_sockaddr addr;
     if (!jaccl_reg_find(ctx, JO_CTX, "CollNet listen", NULL))
-        return ncclInternalError;
+        return -EBADF;
     if (dev < 0 || dev >= jaccl_ndevs() || jaccl_dev_addr(dev, &addr) != 0) {
         JWARN("CollNet listen: invalid device %d (have %d)", dev, jaccl_ndevs());
-        return ncclInvalidArgument;
+        return -EINVAL;
     }
     struct coll_listen *l = calloc(1, sizeof(*l));
     if (!l || jaccl_state_hold() != 0) {
         free(l);
-        return ncclSystemError;
+        return -ENOMEM;
     }
     l->wires = (int)jaccl_param_int(JP_RING_WIRES);
     l->jh = (struct jaccl_handle){.kind = JH_COLL, .nlanes = (uint8_t)(2 * l->wires + 1)};
@@ -41,10 +42,15 @@ ncclResult_t jaccl_coll_listen(void *ctx, int dev, void *handle, void **listenCo
         JWARN("CollNet listen on device %d failed: %s", dev, strerror(-rc));
         free(l);
         jaccl_state_put();
-        return ncclSystemError;
+        return -EIO; /* a listen socket: nothing the peer or the caller did */
     }
     l->h->hdr.dev = dev;
     jaccl_handle_encode(&l->jh, handle);
     *listenComm = l->h;
-    return ncclSuccess;
+    return 0;
+}
+
+ncclResult_t jaccl_coll_listen(void *ctx, int dev, void *handle, void **listenComm)
+{
+    return jaccl_err_to_nccl(coll_listen(ctx, dev, handle, listenComm));
 }

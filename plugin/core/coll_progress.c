@@ -70,7 +70,7 @@ static void warn_if_stuck(struct coll_comm *c)
 static void say_goodbye(struct coll_comm *c)
 {
     uint64_t deadline = jaccl_deadline_ns(jaccl_timeout_ns());
-    while (atomic_load(&c->error) == ncclSuccess) {
+    while (jaccl_sticky_status(&c->fail) == 0) {
         coll_x_poll(c);
         int waiting = coll_x_bye(c);
         if (!waiting)
@@ -88,7 +88,7 @@ int coll_progress_round(struct coll_comm *c)
 {
     int prog = coll_x_poll(c) > 0;
     prog |= coll_run_ops(c);
-    if (atomic_load(&c->error) == ncclSuccess)
+    if (jaccl_sticky_status(&c->fail) == 0)
         coll_x_grants(c);
     return prog;
 }

@@ -5,25 +5,27 @@
  * NCCL gets a NULL request and retries), the state machine runs slots in order from q_exec.
  * enqueue and test() run the state machine inline when nobody else does (coll_progress_inline)
  * and otherwise only touch the queue: they never block on the comm. */
+#include <errno.h>
 #include <limits.h>
 
 #include "core/api.h"
 #include "core/coll.h"
+#include "core/err.h"
 #include "core/registry.h"
 #include "util/log.h"
 
-ncclResult_t coll_enqueue(struct coll_comm *c, const struct jc_op *op, void **request)
+int coll_enqueue(struct coll_comm *c, const struct jc_op *op, void **request)
 {
     pthread_mutex_lock(&c->qlock);
     struct coll_req *r = &c->req[c->q_tail % COLL_QSIZE];
     if (atomic_load(&r->state) != COLL_REQ_FREE) {
         pthread_mutex_unlock(&c->qlock);
         *request = NULL; /* full: NCCL calls again later */
-        return ncclSuccess;
+        return 0;
     }
     r->op = *op;
     r->seq = c->q_tail;
-    r->result = ncclSuccess;
+    r->result = 0;
     atomic_store(&r->state, COLL_REQ_QUEUED);
     c->q_tail++;
     pthread_mutex_unlock(&c->qlock);
@@ -32,7 +34,7 @@ ncclResult_t coll_enqueue(struct coll_comm *c, const struct jc_op *op, void **re
      * busy, its holder may have looked at the queue already: wake the progress thread. */
     if (coll_progress_inline(c) != 0)
         c->ops->cq_wake(c->cq);
-    return ncclSuccess;
+    return 0;
 }
 
 /* run_lock holder only. */
@@ -45,10 +47,10 @@ struct coll_req *coll_next(struct coll_comm *c, int ahead)
     return NULL;
 }
 
-void coll_finish(struct coll_comm *c, struct coll_req *r, ncclResult_t rc)
+void coll_finish(struct coll_comm *c, struct coll_req *r, int rc)
 {
     c->stats.ops++;
-    if (rc == ncclSuccess)
+    if (rc == 0)
         c->stats.bytes += r->op.out.len;
     else
         c->stats.failed++;
@@ -59,11 +61,11 @@ void coll_finish(struct coll_comm *c, struct coll_req *r, ncclResult_t rc)
     c->q_exec++;
 }
 
-ncclResult_t jaccl_coll_test(void *request, int *done, int *size)
+static int coll_test(void *request, int *done, int *size)
 {
     struct coll_req *r = jaccl_reg_find(request, JO_COLL_REQ, "CollNet test", NULL);
     if (!r || !done)
-        return ncclInternalError;
+        return -EFAULT;
     int st = atomic_load(&r->state);
     if (st == COLL_REQ_QUEUED) {
         if (coll_progress_inline(r->comm) > 0)
@@ -72,14 +74,19 @@ ncclResult_t jaccl_coll_test(void *request, int *done, int *size)
     }
     if (st == COLL_REQ_FREE) {
         JWARN("CollNet test: request %p is not in flight (already completed?)", request);
-        return ncclInternalError;
+        return -EALREADY;
     }
     *done = st == COLL_REQ_DONE;
     if (!*done)
-        return ncclSuccess;
-    ncclResult_t rc = r->result;
+        return 0;
+    int rc = r->result;
     if (size)
         *size = r->op.out.len > INT_MAX ? INT_MAX : (int)r->op.out.len; /* bytes out */
     atomic_store(&r->state, COLL_REQ_FREE);
     return rc;
+}
+
+ncclResult_t jaccl_coll_test(void *request, int *done, int *size)
+{
+    return jaccl_err_to_nccl(coll_test(request, done, size));
 }

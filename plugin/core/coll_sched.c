@@ -7,6 +7,7 @@
  * stream then still sees the two operations' messages in schedule order, and nxt's reduce-scatter
  * overlaps cur's last frames instead of waiting for them. Requests complete in order: an nxt that
  * finishes first is completed right after cur. */
+#include <errno.h>
 #include "core/coll.h"
 #include "core/state.h"
 #include "util/clock.h"
@@ -22,9 +23,9 @@ static const struct jc_algo_ops *ops_of(const struct coll_req *q)
     return jc_algo_ops_of(q->op.algo);
 }
 
-static ncclResult_t comm_error(struct coll_comm *c)
+static int comm_error(struct coll_comm *c)
 {
-    return (ncclResult_t)atomic_load(&c->error);
+    return jaccl_sticky_status(&c->fail);
 }
 
 static void begin(struct coll_comm *c, struct coll_req *q, int behind)
@@ -41,10 +42,10 @@ static void begin(struct coll_comm *c, struct coll_req *q, int behind)
 static int arm(struct coll_comm *c, struct coll_req *q, int behind)
 {
     coll_x_check_sig(c, q);
-    if (comm_error(c) != ncclSuccess)
+    if (comm_error(c) != 0)
         return 1;
     if (ops_of(q)->arm(run_of(c, behind), coll_xport(c)) != 0) {
-        coll_fail(c, ncclSystemError, "no memory for %s of %zu bytes", jc_kind_name(q->op.g.kind),
+        coll_fail(c, -ENOMEM, "no memory for %s of %zu bytes", jc_kind_name(q->op.g.kind),
                   jc_total(&q->op.g));
         return 1;
     }
@@ -58,7 +59,7 @@ static void become_cur(struct coll_comm *c)
 }
 
 /* Completes cur; nxt takes its place (and is completed too if it already finished). */
-static void complete(struct coll_comm *c, ncclResult_t rc)
+static void complete(struct coll_comm *c, int rc)
 {
     coll_finish(c, c->cur, rc);
     c->cur = c->nxt;
@@ -69,7 +70,7 @@ static void complete(struct coll_comm *c, ncclResult_t rc)
     if (!c->cur)
         return;
     become_cur(c);
-    if (comm_error(c) == ncclSuccess)
+    if (comm_error(c) == 0)
         coll_x_check_left(c); /* nxt's receives are cur's now */
     if (c->nxt_over) {
         c->nxt_over = 0;
@@ -104,7 +105,7 @@ static int behind(struct coll_comm *c, int *progress)
     int r = ops_of(c->nxt)->advance(run_of(c, 1), coll_xport(c), progress);
     if (r != 0) {
         c->nxt_over = 1;
-        c->nxt_rc = r > 0 ? ncclSuccess : comm_error(c);
+        c->nxt_rc = r > 0 ? 0 : comm_error(c);
     }
     return r < 0 ? -1 : 0;
 }
@@ -120,7 +121,7 @@ int coll_run_ops(struct coll_comm *c)
         become_cur(c);
         prog = 1;
     }
-    if (comm_error(c) != ncclSuccess) {
+    if (comm_error(c) != 0) {
         complete(c, comm_error(c));
         return 1;
     }
@@ -132,10 +133,10 @@ int coll_run_ops(struct coll_comm *c)
         }
     }
     int r = ops_of(c->cur)->advance(run_of(c, 0), coll_xport(c), &prog);
-    if (r == 0 && comm_error(c) != ncclSuccess)
+    if (r == 0 && comm_error(c) != 0)
         r = -1; /* the comm broke under it (a peer left): fail it now, not after a sleep */
     if (r != 0) {
-        complete(c, r > 0 ? ncclSuccess : comm_error(c));
+        complete(c, r > 0 ? 0 : comm_error(c));
         return 1;
     }
     if (behind(c, &prog) != 0)

@@ -9,6 +9,7 @@
  * Control messages are bounded too: each one carries at least one new grant, and a grant stays
  * outstanding until its data arrives, so at most JC_POST_MAX per data lane are ever unread;
  * COLL_CTRL_N control receives per link cover that. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -36,12 +37,13 @@ static int x_wires(const struct algo_xport *x)
 
 /* The peer of link l closed its comm and this rank's running operation still needs it: the
  * operation can never complete, so it fails now instead of waiting for a timeout. */
-static void peer_left(struct coll_comm *c, const struct coll_link *l, const char *what, int lane)
+static int peer_left(struct coll_comm *c, const struct coll_link *l, const char *what, int lane)
 {
-    coll_fail(c, ncclRemoteError,
-              "rank %d (%s) closed its comm, but this rank's collective #%llu still needs to %s "
-              "it on lane %d",
-              l->peer, l->desc, c->cur ? (unsigned long long)c->cur->seq : 0ull, what, lane);
+    return coll_fail(
+            c, -ECONNRESET,
+            "rank %d (%s) closed its comm, but this rank's collective #%llu still needs to %s "
+            "it on lane %d",
+            l->peer, l->desc, c->cur ? (unsigned long long)c->cur->seq : 0ull, what, lane);
 }
 
 /* Callers ask only when they want to send (or post) the next message of an operation. Once
@@ -127,26 +129,23 @@ static char *x_own(struct algo_xport *x, int idx)
 
 /* A post fails when the endpoint broke under us (the completion saying why may still be on
  * its way): report the endpoint's reason, not an errno. */
-static void post_failed(struct coll_comm *c, struct coll_link *l, int rc, const char *what,
-                        size_t len)
+static int post_failed(struct coll_comm *c, struct coll_link *l, int rc, const char *what,
+                       size_t len)
 {
     const char *why = NULL;
     if (c->ops->ep_error(l->ep, &why) != 0 && why)
-        coll_fail(c, ncclRemoteError, "connection to rank %d (%s) failed: %s", l->peer, l->desc,
-                  why);
-    else
-        coll_fail(c, ncclSystemError, "posting a %zu-byte %s for rank %d (%s) failed (%d)", len,
-                  what, l->peer, l->desc, rc);
+        return coll_fail(c, -ECONNRESET, "connection to rank %d (%s) failed: %s", l->peer, l->desc,
+                         why);
+    return coll_fail(c, -EIO, "posting a %zu-byte %s for rank %d (%s) failed (%d)", len, what,
+                     l->peer, l->desc, rc);
 }
 
 /* The endpoint was closed after the peer's goodbye (or by a failure already recorded). */
 static int link_closed(struct coll_comm *c, const struct coll_link *l, const char *what, int lane)
 {
     if (l->bye_rcvd)
-        peer_left(c, l, what, lane);
-    else
-        coll_fail(c, ncclRemoteError, "connection to rank %d (%s) is closed", l->peer, l->desc);
-    return -1;
+        return peer_left(c, l, what, lane);
+    return coll_fail(c, -ECONNRESET, "connection to rank %d (%s) is closed", l->peer, l->desc);
 }
 
 static int x_send(struct algo_xport *x, int peer, int lane, const void *buf, size_t len,
@@ -160,10 +159,8 @@ static int x_send(struct algo_xport *x, int peer, int lane, const void *buf, siz
         return link_closed(c, l, "send to", lane);
     int rc =
             c->ops->post_send(l->ep, lane, buf, len, mr, COLL_WR(COLL_WR_DSEND, li, lane, s->sent));
-    if (rc != 0) {
-        post_failed(c, l, rc, "send", len);
-        return -1;
-    }
+    if (rc != 0)
+        return post_failed(c, l, rc, "send", len);
     s->sent++;
     return 0;
 }
@@ -179,10 +176,8 @@ static int x_recv(struct algo_xport *x, int peer, int lane, void *buf, size_t le
         return link_closed(c, l, "receive from", lane);
     int rc = c->ops->post_recv(l->ep, lane, buf, len, mr,
                                COLL_WR(COLL_WR_DRECV, li, lane, s->posted));
-    if (rc != 0) {
-        post_failed(c, l, rc, "receive", len);
-        return -1;
-    }
+    if (rc != 0)
+        return post_failed(c, l, rc, "receive", len);
     s->exp_len[s->posted % JC_POST_MAX] = (uint32_t)len;
     s->posted++;
     return 0;
@@ -201,19 +196,20 @@ void coll_x_close_all(struct coll_comm *c)
 
 /* Closing every endpoint stops late data from landing in a buffer the caller got back, and
  * tells every connected peer at once, so a failure spreads in one hop instead of a timeout. */
-ncclResult_t coll_fail(struct coll_comm *c, ncclResult_t rc, const char *fmt, ...)
+int coll_fail(struct coll_comm *c, int err, const char *fmt, ...)
 {
-    int expect = ncclSuccess;
-    if (!atomic_compare_exchange_strong(&c->error, &expect, (int)rc))
-        return (ncclResult_t)expect;
-    char msg[320];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    int first = jaccl_sticky_vset(&c->fail, err, fmt, ap);
     va_end(ap);
-    JWARN("CollNet rank %d of %d (device %d): %s", c->rank, c->nranks, c->dev, msg);
+    if (!first)
+        return jaccl_sticky_status(&c->fail);
+    const char *msg = "";
+    jaccl_sticky_get(&c->fail, &msg);
+    if (jaccl_sticky_warn_once(&c->fail))
+        JWARN("CollNet rank %d of %d (device %d): %s", c->rank, c->nranks, c->dev, msg);
     coll_x_close_all(c);
-    return rc;
+    return err;
 }
 
 /* A peer that closed its comm, if any: a link failing after it most likely failed because of
@@ -229,7 +225,7 @@ static const struct coll_link *left_peer(const struct coll_comm *c)
 static void link_failed(struct coll_comm *c, struct coll_link *l, const struct fab_wc *wc)
 {
     const char *why;
-    ncclResult_t rc = jaccl_wc_failure(c->ops, l->ep, wc->status, &why);
+    int rc = jaccl_wc_failure(c->ops, l->ep, wc->status, &why);
     const struct coll_link *left = left_peer(c);
     if (l->bye_rcvd)
         coll_fail(c, rc,
@@ -277,12 +273,12 @@ static int check_link_sig(struct coll_comm *c, const struct coll_link *l, const 
 {
     if (l->peer < 0 || l->peer_seq != q->seq || l->peer_sig == q->op.sig)
         return 0;
-    coll_fail(c, ncclInvalidUsage,
-              "rank %d (%s) runs a different collective as operation #%llu than this rank "
-              "(%s of %zu bytes): every rank must issue the same operations in the same order",
-              l->peer, l->desc, (unsigned long long)q->seq, jc_kind_name(q->op.g.kind),
-              jc_total(&q->op.g));
-    return -1;
+    return coll_fail(
+            c, -EINVAL,
+            "rank %d (%s) runs a different collective as operation #%llu than this rank "
+            "(%s of %zu bytes): every rank must issue the same operations in the same order",
+            l->peer, l->desc, (unsigned long long)q->seq, jc_kind_name(q->op.g.kind),
+            jc_total(&q->op.g));
 }
 
 void coll_x_check_sig(struct coll_comm *c, const struct coll_req *q)
@@ -348,8 +344,8 @@ static void on_ctrl(struct coll_comm *c, struct coll_link *l, int li, uint32_t i
     struct coll_ctrl m;
     if (coll_ctrl_decode(&l->rx[idx % COLL_CTRL_N], len, c->ndata, l->peer, &m) != 0 ||
         !ctrl_counts_ok(l, &m, c->ndata)) {
-        coll_fail(c, ncclRemoteError, "malformed control message from rank %d (%s): %u bytes",
-                  l->peer, l->desc, len);
+        coll_fail(c, -EPROTO, "malformed control message from rank %d (%s): %u bytes", l->peer,
+                  l->desc, len);
         return;
     }
     for (int i = 0; i < c->ndata; i++)
@@ -363,7 +359,7 @@ static void on_ctrl(struct coll_comm *c, struct coll_link *l, int li, uint32_t i
         check_link_sig(c, l, c->cur);
     if (c->nxt && c->nxt_armed)
         check_link_sig(c, l, c->nxt);
-    if (atomic_load(&c->error) != ncclSuccess)
+    if (jaccl_sticky_status(&c->fail) != 0)
         return;
     int rc = c->ops->post_recv(l->ep, c->ndata, &l->rx[idx % COLL_CTRL_N], sizeof(m), c->ctrl_mr,
                                COLL_WR(COLL_WR_CRECV, li, c->ndata, idx));
@@ -377,7 +373,7 @@ static void on_data(struct coll_comm *c, struct coll_link *l, const struct fab_w
     struct coll_stream *s = &l->s[lane];
     uint32_t idx = COLL_WR_IDX(wc->wr_id);
     if (idx != s->landed || wc->len != s->exp_len[idx % JC_POST_MAX]) {
-        coll_fail(c, ncclInvalidUsage,
+        coll_fail(c, -EMSGSIZE,
                   "rank %d (%s) sent %u bytes on lane %d where %u were expected (message %u): "
                   "the ranks disagree about the operation's parameters",
                   l->peer, l->desc, wc->len, lane, s->exp_len[idx % JC_POST_MAX], idx);
@@ -416,8 +412,7 @@ static void on_wc(struct coll_comm *c, const struct fab_wc *wc)
         on_ctrl(c, l, li, COLL_WR_IDX(wc->wr_id), wc->len);
         break;
     default:
-        coll_fail(c, ncclInternalError, "completion with unknown id %#llx",
-                  (unsigned long long)wc->wr_id);
+        coll_fail(c, -EFAULT, "completion with unknown id %#llx", (unsigned long long)wc->wr_id);
     }
 }
 

@@ -40,18 +40,18 @@ struct jaccl_mh {
     struct jaccl_comm_hdr *owner;
 };
 
-ncclResult_t jaccl_mr_reg(struct jaccl_comm_hdr *c, void *data, size_t size, int type,
-                          void **mhandle);
-ncclResult_t jaccl_mr_dereg(struct jaccl_comm_hdr *c, void *mhandle);
+/* 0 or a negative code of core/err.h (so are the functions below that return int). */
+int jaccl_mr_reg(struct jaccl_comm_hdr *c, void *data, size_t size, int type, void **mhandle);
+int jaccl_mr_dereg(struct jaccl_comm_hdr *c, void *mhandle);
 /* A closing comm's handles that NCCL never deregistered: unregistered and released. */
 void jaccl_mr_drop_all(struct jaccl_comm_hdr *c);
-/* What a failed completion on ep means for NCCL (ncclRemoteError when the peer is to blame,
- * else ncclSystemError), and in *why the reason: the endpoint's own if it has one, else the
- * status's name. */
-ncclResult_t jaccl_wc_failure(const struct fab_ops *ops, struct fab_ep *ep, enum fab_wc_status st,
-                              const char **why);
-/* mh must be a live memory handle and cover [p, p+len); len 0 always passes. WARNs on
- * failure. */
+/* What a failed completion on ep means (-ECONNRESET or -EPROTO when the peer is to blame,
+ * else -EIO), and in *why the reason: the endpoint's own if it has one, else the status's
+ * name. */
+int jaccl_wc_failure(const struct fab_ops *ops, struct fab_ep *ep, enum fab_wc_status st,
+                     const char **why);
+/* 0 when mh is a live memory handle covering [p, p+len) (len 0 always passes); else -EFAULT
+ * (not a live handle) or -EMSGSIZE (outside it), with a WARN. */
 int jaccl_mh_covers(const struct jaccl_mh *mh, const void *p, size_t len, const char *what);
 
 #endif

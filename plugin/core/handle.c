@@ -68,30 +68,30 @@ int jaccl_handle_decode(const void *in128, int kind, struct jaccl_handle *h, con
 {
     if (in128 == NULL) {
         *reason = "NULL handle";
-        return -1;
+        return -EFAULT;
     }
     memcpy(h, in128, sizeof(*h));
     if (h->magic != JACCL_HANDLE_MAGIC) {
         *reason = "not a jaccl handle (bad magic)";
-        return -1;
+        return -EINVAL;
     }
     if (h->version != JACCL_HANDLE_VERSION) {
         *reason = version_mismatch(in128, h->version);
-        return -1;
+        return -EINVAL;
     }
     if (h->cksum != fnv1a(h, offsetof(struct jaccl_handle, cksum))) {
         *reason = "handle checksum mismatch (corrupted)";
-        return -1;
+        return -EINVAL;
     }
     if (h->kind != kind) {
         *reason = kind == JH_P2P ? "a CollNet handle passed to the net API"
                                  : "a net handle passed to the CollNet API";
-        return -1;
+        return -EINVAL;
     }
     int fam = h->addr.sa.sa_family;
     if ((fam != AF_INET && fam != AF_INET6) || h->nlanes == 0 || h->nlanes > 64) {
         *reason = "handle carries an invalid address or lane count";
-        return -1;
+        return -EINVAL;
     }
     return 0;
 }

@@ -38,9 +38,10 @@ _Static_assert(sizeof(struct jaccl_handle) <= 128, "handle must fit NCCL_NET_HAN
 
 /* Fill the checksum and copy into NCCL's 128-byte buffer (rest zeroed). */
 void jaccl_handle_encode(struct jaccl_handle *h, void *out128);
-/* 0 and *h filled when `in128` is a well-formed handle of `kind`; -1 otherwise (reason set;
- * for a handle of another format it names both jaccl releases, and stays valid until this
- * thread's next call). */
+/* 0 and *h filled when `in128` is a well-formed handle of `kind`; otherwise -EINVAL (a
+ * mismatch: another format, kind or build, or corrupted), or -EFAULT for NULL, with the
+ * reason set (for a handle of another format it names both jaccl releases, and stays valid
+ * until this thread's next call). */
 int jaccl_handle_decode(const void *in128, int kind, struct jaccl_handle *h, const char **reason);
 
 uint64_t jaccl_random64(void);

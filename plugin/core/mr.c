@@ -2,6 +2,7 @@
 /* Memory registration for comms, and the checks and helpers every comm shares. Every regMr gets its
  * own fabric registration: NCCL registers adjacent and overlapping sub-ranges of one allocation,
  * and the fabric (verbs: its MR cache) decides whether they share hardware state. */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "core/api.h"
@@ -38,28 +39,27 @@ struct jaccl_comm_hdr *jaccl_comm_take(void *p, uint32_t kind, const char *what)
     return jaccl_reg_take(p, obj_kind(kind), what, NULL);
 }
 
-ncclResult_t jaccl_mr_reg(struct jaccl_comm_hdr *c, void *data, size_t size, int type,
-                          void **mhandle)
+int jaccl_mr_reg(struct jaccl_comm_hdr *c, void *data, size_t size, int type, void **mhandle)
 {
     if (!mhandle)
-        return ncclInvalidArgument;
+        return -EFAULT;
     *mhandle = NULL;
     if (type != JACCL_MEM_HOST) {
         JWARN("regMr: memory type %d is not supported (jaccl registers host memory only)", type);
-        return ncclInternalError;
+        return -EFAULT; /* NCCL was told mem_kinds: another kind is its bug */
     }
     if (!data && size > 0) {
         JWARN("regMr: NULL buffer of %zu bytes", size);
-        return ncclInvalidArgument;
+        return -EFAULT;
     }
     struct jaccl_mh *mh = calloc(1, sizeof(*mh));
     if (!mh)
-        return ncclSystemError;
+        return -ENOMEM;
     int rc = jaccl_fabric()->mr_reg(c->dom, data, size, &mh->mr);
     if (rc != 0) {
         JWARN("regMr: registering %p (%zu bytes) failed: %d", data, size, rc);
         free(mh);
-        return ncclSystemError;
+        return rc < 0 ? rc : -EIO;
     }
     mh->base = data;
     mh->len = size;
@@ -67,10 +67,10 @@ ncclResult_t jaccl_mr_reg(struct jaccl_comm_hdr *c, void *data, size_t size, int
     if (jaccl_reg_add(mh, sizeof(*mh), 1, JO_MH, c) != 0) {
         jaccl_fabric()->mr_dereg(mh->mr);
         free(mh);
-        return ncclSystemError;
+        return -ENOMEM;
     }
     *mhandle = mh;
-    return ncclSuccess;
+    return 0;
 }
 
 static void mh_release(void *obj)
@@ -80,21 +80,21 @@ static void mh_release(void *obj)
     free(mh);
 }
 
-ncclResult_t jaccl_mr_dereg(struct jaccl_comm_hdr *c, void *mhandle)
+int jaccl_mr_dereg(struct jaccl_comm_hdr *c, void *mhandle)
 {
     const char *what = c->kind == JC_COLL ? "CollNet deregMr" : "deregMr";
     void *owner = NULL;
     struct jaccl_mh *mh = jaccl_reg_find(mhandle, JO_MH, what, &owner);
     if (!mh)
-        return ncclInternalError;
+        return -EFAULT;
     if (owner != c) {
         JWARN("%s: %p was registered on another comm", what, mhandle);
-        return ncclInvalidArgument;
+        return -EFAULT;
     }
     if (!jaccl_reg_take(mh, JO_MH, what, NULL))
-        return ncclInternalError; /* a racing deregMr got it first */
+        return -EFAULT; /* a racing deregMr got it first */
     mh_release(mh);
-    return ncclSuccess;
+    return 0;
 }
 
 void jaccl_mr_drop_all(struct jaccl_comm_hdr *c)
@@ -102,35 +102,36 @@ void jaccl_mr_drop_all(struct jaccl_comm_hdr *c)
     jaccl_reg_drain(c, JO_MH, mh_release);
 }
 
-ncclResult_t jaccl_wc_failure(const struct fab_ops *ops, struct fab_ep *ep, enum fab_wc_status st,
-                              const char **why)
+int jaccl_wc_failure(const struct fab_ops *ops, struct fab_ep *ep, enum fab_wc_status st,
+                     const char **why)
 {
     *why = NULL;
     if (ops->ep_error(ep, why) == 0 || !*why)
         *why = fab_wc_status_str(st);
     switch (st) {
     case FAB_WC_PEER_LOST:
-    case FAB_WC_REMOTE_ACCESS:
+        return -ECONNRESET;
+    case FAB_WC_REMOTE_ACCESS: /* the peer's writes or sends did not fit what we posted */
     case FAB_WC_NO_RECV:
     case FAB_WC_LEN_ERR:
     case FAB_WC_PEER_PROTO:
-        return ncclRemoteError;
+        return -EPROTO;
     default:
-        return ncclSystemError;
+        return -EIO;
     }
 }
 
 int jaccl_mh_covers(const struct jaccl_mh *mh, const void *p, size_t len, const char *what)
 {
     if (len == 0)
-        return 1;
-    if (!jaccl_reg_find(mh, JO_MH, what, NULL))
         return 0;
+    if (!jaccl_reg_find(mh, JO_MH, what, NULL))
+        return -EFAULT;
     const char *b = p;
     if (!b || b < mh->base || len > mh->len || (size_t)(b - mh->base) > mh->len - len) {
         JWARN("%s: buffer %p+%zu is outside its registration %p+%zu", what, p, len,
               (void *)mh->base, mh->len);
-        return 0;
+        return -EMSGSIZE;
     }
-    return 1;
+    return 0;
 }

@@ -15,6 +15,7 @@
 
 #include "core/comm.h"
 #include "core/conn.h"
+#include "util/sticky.h"
 
 #define P2P_NSLOTS    64 /* requests in flight per comm (NCCL needs NCCL_NET_MAX_REQUESTS) */
 #define P2P_CTRL_BUFS (2 * P2P_NSLOTS)
@@ -70,9 +71,9 @@ struct p2p_comm {
     int nlanes;
     size_t min_chunk;
     char peer[64];
-    ncclResult_t error; /* sticky: once broken, every call fails */
-    int warn_owed;      /* the endpoint failure in fail_msg is WARNed once it fails work */
-    char fail_msg[256];
+    /* Once broken, every call fails: a negative code of core/err.h. An endpoint failure is
+     * WARNed only once it fails work (see p2p_fail_ep). */
+    struct jaccl_sticky fail;
     struct p2p_cts *ctrl; /* send comm: CTS landing buffers; recv comm: outgoing CTSs */
     struct fab_mr *ctrl_mr;
     struct p2p_cts cts_q[P2P_CTRL_BUFS]; /* send comm: received, not yet matched */
@@ -95,13 +96,15 @@ void p2p_comm_free(struct p2p_comm *c);
 void jaccl_p2p_abandon(void *ctx);
 
 /* p2p_cts.c: 0 and *out filled when `len` bytes at `buf` are the CTS a send comm of `nlanes`
- * lanes expects next (sequence number `seq`); -1 otherwise. */
+ * lanes expects next (sequence number `seq`); -EPROTO otherwise (the peer's fault). */
 int p2p_cts_decode(const void *buf, size_t len, uint32_t seq, int nlanes, struct p2p_cts *out);
 
 /* p2p_proto.c: all under c->lock */
 void p2p_progress(struct p2p_comm *c);
 void p2p_close_failed(struct p2p_comm *c);
-ncclResult_t p2p_fail(struct p2p_comm *c, ncclResult_t rc, const char *fmt, ...)
+/* Records the comm's first failure (err: a negative code of core/err.h) and WARNs it; returns
+ * the failure that stands, this one or an earlier one. */
+int p2p_fail(struct p2p_comm *c, int err, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/api.h"
+#include "core/err.h"
 #include "core/p2p.h"
 #include "core/registry.h"
 #include "core/state.h"
@@ -122,22 +123,22 @@ static void listen_free(struct p2p_listen *l)
     jaccl_state_put();
 }
 
-ncclResult_t jaccl_listen(void *ctx, int dev, void *handle, void **listenComm)
+static int p2p_listen(void *ctx, int dev, void *handle, void **listenComm)
 {
     if (!listenComm || !handle)
-        return ncclInvalidArgument;
+        return -EFAULT;
     *listenComm = NULL;
     if (!ctx_ok(ctx, "listen"))
-        return ncclInternalError;
+        return -EBADF;
     union jaccl_sockaddr addr;
     if (dev < 0 || dev >= jaccl_ndevs() || jaccl_dev_addr(dev, &addr) != 0) {
         JWARN("listen: invalid device %d (have %d)", dev, jaccl_ndevs());
-        return ncclInvalidArgument;
+        return -EINVAL;
     }
     struct p2p_listen *l = calloc(1, sizeof(*l));
     if (!l || jaccl_state_hold() != 0) {
         free(l);
-        return ncclSystemError;
+        return -ENOMEM;
     }
     l->hdr.kind = JC_LISTEN;
     l->hdr.dev = dev;
@@ -152,39 +153,49 @@ ncclResult_t jaccl_listen(void *ctx, int dev, void *handle, void **listenComm)
     if (rc != 0) {
         JWARN("listen on device %d failed: %s", dev, strerror(-rc));
         listen_free(l);
-        return ncclSystemError;
+        return -EIO; /* a listen socket: nothing the peer or the caller did */
     }
     jaccl_handle_encode(&h, handle);
     *listenComm = l;
-    return ncclSuccess;
+    return 0;
 }
 
-ncclResult_t jaccl_accept(void *listenComm, void **recvComm, void **recvDevComm)
+ncclResult_t jaccl_listen(void *ctx, int dev, void *handle, void **listenComm)
+{
+    return jaccl_err_to_nccl(p2p_listen(ctx, dev, handle, listenComm));
+}
+
+static int p2p_accept(void *listenComm, void **recvComm)
 {
     if (!recvComm)
-        return ncclInvalidArgument;
+        return -EFAULT;
     *recvComm = NULL;
     struct p2p_listen *l = (struct p2p_listen *)jaccl_comm_check(listenComm, JC_LISTEN, "accept");
     if (!l)
-        return ncclInternalError;
+        return -EBADF;
     if (!l->pending) {
         l->pending = p2p_comm_new(l->hdr.dev, JC_RECV, l->nlanes);
         if (!l->pending)
-            return ncclSystemError;
+            return -ENOMEM;
     }
     struct p2p_comm *c = l->pending;
     struct jaccl_conn_setup s = p2p_setup(c, l->ctx_tc);
     uint32_t tag;
     int r = jaccl_listener_accept(l->listener, &s, &c->ep, &tag, c->peer, sizeof(c->peer));
     if (r < 0)
-        return ncclSystemError;
+        return -EIO; /* the listener itself broke (a stranger only logs) */
     if (r == 1) {
         l->pending = NULL;
         *recvComm = c;
         JINFO(NCCL_NET, "accepted connection from %s on device %d (%d lanes)", c->peer, c->hdr.dev,
               c->nlanes);
     }
-    return ncclSuccess;
+    return 0;
+}
+
+ncclResult_t jaccl_accept(void *listenComm, void **recvComm, void **recvDevComm)
+{
+    return jaccl_err_to_nccl(p2p_accept(listenComm, recvComm));
 }
 
 ncclResult_t jaccl_close_listen(void *listenComm)
@@ -192,7 +203,7 @@ ncclResult_t jaccl_close_listen(void *listenComm)
     struct p2p_listen *l =
             (struct p2p_listen *)jaccl_comm_take(listenComm, JC_LISTEN, "closeListen");
     if (!l)
-        return ncclInternalError;
+        return jaccl_err_to_nccl(-EBADF);
     listen_free(l);
     return ncclSuccess;
 }
@@ -259,35 +270,41 @@ void jaccl_p2p_abandon(void *ctx)
     }
 }
 
-static struct pending_connect *connect_start(void *ctx, int dev, void *handle, int ctx_tc)
+/* A handle that does not decode, or names another fabric, is a mismatch between the two
+ * sides' builds or configurations: -EINVAL. */
+static int connect_start(void *ctx, int dev, void *handle, int ctx_tc, struct pending_connect **out)
 {
     struct jaccl_handle h;
     const char *why;
     if (jaccl_handle_decode(handle, JH_P2P, &h, &why) != 0) {
         JWARN("connect: bad handle: %s", why);
-        return NULL;
+        return -EINVAL;
     }
     if (h.fabric != jaccl_fabric_id()) {
         JWARN("connect: the listener runs another fabric (NCCL_JACCL_FABRIC differs)");
-        return NULL;
+        return -EINVAL;
     }
     struct pending_connect *p = calloc(1, sizeof(*p));
     if (!p)
-        return NULL;
+        return -ENOMEM;
     p->ctx = ctx;
     p->dev = dev;
     memcpy(p->handle, handle, sizeof(p->handle));
     p->comm = p2p_comm_new(dev, JC_SEND, h.nlanes);
+    int rc = -ENOMEM;
     if (p->comm) {
         jaccl_sockaddr_str(&h.addr, p->comm->peer, sizeof(p->comm->peer));
         struct jaccl_conn_setup s = p2p_setup(p->comm, ctx_tc);
-        if (jaccl_connector_start(&h, 0, &s, &p->conn) == 0)
-            return p;
+        rc = jaccl_connector_start(&h, 0, &s, &p->conn);
+        if (rc == 0) {
+            *out = p;
+            return 0;
+        }
         JWARN("connect to %s failed to start", p->comm->peer);
         p2p_comm_free(p->comm);
     }
     free(p);
-    return NULL;
+    return rc;
 }
 
 ncclResult_t jaccl_connect(void *ctx, int dev, void *handle, void **sendComm, void **sendDevComm)
@@ -295,38 +312,46 @@ ncclResult_t jaccl_connect(void *ctx, int dev, void *handle, void **sendComm, vo
     return jaccl_connect_tclass(ctx, -1, dev, handle, sendComm, sendDevComm);
 }
 
-ncclResult_t jaccl_connect_tclass(void *ctx, int trafficClass, int dev, void *handle,
-                                  void **sendComm, void **sendDevComm)
+static int p2p_connect(void *ctx, int trafficClass, int dev, void *handle, void **sendComm)
 {
     if (!sendComm || !handle)
-        return ncclInvalidArgument;
+        return -EFAULT;
     *sendComm = NULL;
     if (!ctx_ok(ctx, "connect"))
-        return ncclInternalError;
+        return -EBADF;
     int tc = trafficClass >= 0 ? trafficClass : jaccl_ctx_traffic_class(ctx);
     if (dev < 0 || dev >= jaccl_ndevs()) {
         JWARN("connect: invalid device %d (have %d)", dev, jaccl_ndevs());
-        return ncclInvalidArgument;
+        return -EINVAL;
     }
     struct pending_connect *p = pending_take(ctx, dev, handle);
-    if (!p && !(p = connect_start(ctx, dev, handle, tc)))
-        return ncclInvalidArgument;
+    if (!p) {
+        int rc = connect_start(ctx, dev, handle, tc, &p);
+        if (rc != 0)
+            return rc;
+    }
     struct fab_ep *ep = NULL;
     int r = jaccl_connector_step(p->conn, &ep);
     if (r == 0) {
         pending_put(p);
-        return ncclSuccess;
+        return 0;
     }
     struct p2p_comm *c = p->comm;
     free(p);
     if (r < 0) {
         p2p_comm_free(c);
-        return ncclSystemError;
+        return r;
     }
     c->ep = ep;
     *sendComm = c;
     JINFO(NCCL_NET, "connected to %s on device %d (%d lanes)", c->peer, dev, c->nlanes);
-    return ncclSuccess;
+    return 0;
+}
+
+ncclResult_t jaccl_connect_tclass(void *ctx, int trafficClass, int dev, void *handle,
+                                  void **sendComm, void **sendDevComm)
+{
+    return jaccl_err_to_nccl(p2p_connect(ctx, trafficClass, dev, handle, sendComm));
 }
 
 /* ---- close and registration ---- */
@@ -335,7 +360,7 @@ static ncclResult_t close_comm(void *comm, uint32_t kind, const char *what)
 {
     struct p2p_comm *c = (struct p2p_comm *)jaccl_comm_take(comm, kind, what);
     if (!c)
-        return ncclInternalError;
+        return jaccl_err_to_nccl(-EBADF);
     p2p_comm_free(c);
     return ncclSuccess;
 }
@@ -353,13 +378,13 @@ ncclResult_t jaccl_close_recv(void *recvComm)
 ncclResult_t jaccl_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle)
 {
     struct jaccl_comm_hdr *c = jaccl_comm_check(comm, 0, "regMr");
-    return c ? jaccl_mr_reg(c, data, size, type, mhandle) : ncclInternalError;
+    return jaccl_err_to_nccl(c ? jaccl_mr_reg(c, data, size, type, mhandle) : -EBADF);
 }
 
 ncclResult_t jaccl_dereg_mr(void *comm, void *mhandle)
 {
     struct jaccl_comm_hdr *c = jaccl_comm_check(comm, 0, "deregMr");
-    return c ? jaccl_mr_dereg(c, mhandle) : ncclInternalError;
+    return jaccl_err_to_nccl(c ? jaccl_mr_dereg(c, mhandle) : -EBADF);
 }
 
 ncclResult_t jaccl_iflush(void *recvComm, int n, void **data, int *sizes, void **mhandles,
@@ -368,5 +393,5 @@ ncclResult_t jaccl_iflush(void *recvComm, int n, void **data, int *sizes, void *
     /* Host memory only: there is never anything to flush (NCCL only flushes GDR buffers). */
     if (request)
         *request = NULL;
-    return jaccl_comm_check(recvComm, JC_RECV, "iflush") ? ncclSuccess : ncclInternalError;
+    return jaccl_err_to_nccl(jaccl_comm_check(recvComm, JC_RECV, "iflush") ? 0 : -EBADF);
 }

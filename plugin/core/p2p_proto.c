@@ -7,49 +7,49 @@
 #include <string.h>
 
 #include "core/api.h"
+#include "core/err.h"
 #include "core/p2p.h"
 #include "core/registry.h"
 #include "core/state.h"
 #include "util/clock.h"
 #include "util/log.h"
 
-static void p2p_warn(struct p2p_comm *c)
+static const char *p2p_dir(const struct p2p_comm *c)
 {
-    JWARN("%s %s on device %d: %s", c->hdr.kind == JC_SEND ? "connection to" : "connection from",
-          c->peer, c->hdr.dev, c->fail_msg);
-}
-
-ncclResult_t p2p_fail(struct p2p_comm *c, ncclResult_t rc, const char *fmt, ...)
-{
-    if (c->error != ncclSuccess)
-        return c->error; /* only the first failure is worth a WARN */
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->fail_msg, sizeof(c->fail_msg), fmt, ap);
-    va_end(ap);
-    p2p_warn(c);
-    c->error = rc;
-    return rc;
-}
-
-/* An endpoint failure is recorded at once but WARNed only when it fails a request (now, or a
- * later call): a peer closing after our last request completed is a clean end, not news. */
-static void p2p_fail_ep(struct p2p_comm *c, ncclResult_t rc, const char *why)
-{
-    snprintf(c->fail_msg, sizeof(c->fail_msg), "%s", why);
-    JINFO(NCCL_NET, "%s %s on device %d failed: %s",
-          c->hdr.kind == JC_SEND ? "connection to" : "connection from", c->peer, c->hdr.dev, why);
-    c->error = rc;
-    c->warn_owed = 1;
+    return c->hdr.kind == JC_SEND ? "connection to" : "connection from";
 }
 
 /* The comm's failure is about to reach the caller as an error: say why, once. */
 static void p2p_warn_owed(struct p2p_comm *c)
 {
-    if (!c->warn_owed)
-        return;
-    c->warn_owed = 0;
-    p2p_warn(c);
+    const char *why = "";
+    if (jaccl_sticky_warn_once(&c->fail) && jaccl_sticky_get(&c->fail, &why))
+        JWARN("%s %s on device %d: %s", p2p_dir(c), c->peer, c->hdr.dev, why);
+}
+
+int p2p_fail(struct p2p_comm *c, int err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int first = jaccl_sticky_vset(&c->fail, err, fmt, ap);
+    va_end(ap);
+    if (!first)
+        return jaccl_sticky_status(&c->fail); /* only the first failure is worth a WARN */
+    p2p_warn_owed(c);
+    return err;
+}
+
+/* An endpoint failure is recorded at once but WARNed only when it fails a request (now, or a
+ * later call): a peer closing after our last request completed is a clean end, not news. */
+static void p2p_fail_ep(struct p2p_comm *c, int err, const char *why)
+{
+    if (jaccl_sticky_set(&c->fail, err, "%s", why))
+        JINFO(NCCL_NET, "%s %s on device %d failed: %s", p2p_dir(c), c->peer, c->hdr.dev, why);
+}
+
+static int p2p_failed(const struct p2p_comm *c)
+{
+    return jaccl_sticky_status(&c->fail) != 0;
 }
 
 static int req_done(const struct p2p_req *r)
@@ -72,15 +72,14 @@ static void on_cts(struct p2p_comm *c, const struct fab_wc *wc)
     struct p2p_cts cts;
     if (p2p_cts_decode(&c->ctrl[idx], wc->len, c->next_seq, c->nlanes, &cts) != 0 ||
         c->cts_tail - c->cts_head >= P2P_CTRL_BUFS) {
-        p2p_fail(c, ncclRemoteError, "malformed or out-of-order clear-to-send (seq %u)",
-                 c->next_seq);
+        p2p_fail(c, -EPROTO, "malformed or out-of-order clear-to-send (seq %u)", c->next_seq);
         return;
     }
     c->next_seq++;
     c->cts_q[c->cts_tail++ % P2P_CTRL_BUFS] = cts;
     int rc = jaccl_fabric()->post_recv(c->ep, 0, &c->ctrl[idx], sizeof(cts), c->ctrl_mr, wc->wr_id);
     if (rc != 0)
-        p2p_fail(c, ncclSystemError, "reposting a control receive failed (%d)", rc);
+        p2p_fail(c, rc, "reposting a control receive failed (%d)", rc);
 }
 
 /* Receive side: one stripe of a message landed. */
@@ -93,7 +92,7 @@ static void on_chunk(struct p2p_comm *c, const struct fab_wc *wc)
      * the sender wrote. They must agree, or a message went missing or astray. */
     if (!r || !r->used || r->is_send || P2P_WR_SEQ(wc->wr_id) != r->seq ||
         (r->lanes_seen & lane_bit) || r->size + wc->len > r->cap) {
-        p2p_fail(c, ncclRemoteError, "unexpected data (slot %u, seq %u, %u bytes, lane %d)", slot,
+        p2p_fail(c, -EPROTO, "unexpected data (slot %u, seq %u, %u bytes, lane %d)", slot,
                  P2P_WR_SEQ(wc->wr_id), wc->len, wc->lane);
         return;
     }
@@ -107,17 +106,17 @@ static void on_chunk(struct p2p_comm *c, const struct fab_wc *wc)
 static void on_wc(struct p2p_comm *c, const struct fab_wc *wc)
 {
     if (wc->status != FAB_WC_OK) {
-        if (c->error != ncclSuccess)
+        if (p2p_failed(c))
             return; /* the flush of a comm already failed (its endpoint may be closed) */
         const char *why;
-        ncclResult_t rc = jaccl_wc_failure(jaccl_fabric(), c->ep, wc->status, &why);
+        int rc = jaccl_wc_failure(jaccl_fabric(), c->ep, wc->status, &why);
         p2p_fail_ep(c, rc, why);
         return;
     }
     /* After a failure only data completions still count: a request whose bytes got through
      * before the peer went away is complete (the flush comes after them on each lane, but
      * another lane's success may follow it in the CQ). */
-    if (c->error != ncclSuccess && P2P_WR_TYPE(wc->wr_id) != WR_DATA_RECV &&
+    if (p2p_failed(c) && P2P_WR_TYPE(wc->wr_id) != WR_DATA_RECV &&
         P2P_WR_TYPE(wc->wr_id) != WR_DATA_WRITE)
         return;
     switch (P2P_WR_TYPE(wc->wr_id)) {
@@ -133,8 +132,7 @@ static void on_wc(struct p2p_comm *c, const struct fab_wc *wc)
     case WR_CTRL_SEND:
         break;
     default:
-        p2p_fail(c, ncclInternalError, "completion with unknown id %#llx",
-                 (unsigned long long)wc->wr_id);
+        p2p_fail(c, -EFAULT, "completion with unknown id %#llx", (unsigned long long)wc->wr_id);
     }
 }
 
@@ -147,7 +145,7 @@ void p2p_progress(struct p2p_comm *c)
     while ((n = jaccl_fabric()->cq_poll(c->cq, wc, 16)) > 0)
         for (int i = 0; i < n; i++)
             on_wc(c, &wc[i]);
-    if (c->warn_owed && p2p_pending(c))
+    if (p2p_failed(c) && p2p_pending(c))
         p2p_warn_owed(c);
     p2p_close_failed(c);
 }
@@ -157,7 +155,7 @@ void p2p_progress(struct p2p_comm *c)
  * Completions already queued stay in the CQ and are still polled (see on_wc). */
 void p2p_close_failed(struct p2p_comm *c)
 {
-    if (c->error == ncclSuccess || !c->ep)
+    if (!p2p_failed(c) || !c->ep)
         return;
     jaccl_fabric()->ep_close(c->ep);
     c->ep = NULL;
@@ -171,16 +169,17 @@ static int lanes_for(const struct p2p_comm *c, size_t cap)
     return n < 1 ? 1 : n > (size_t)c->nlanes ? c->nlanes : (int)n;
 }
 
-static ncclResult_t post_irecv(struct p2p_comm *c, struct p2p_req *r, void *data, size_t cap,
-                               int tag, struct jaccl_mh *mh)
+static int post_irecv(struct p2p_comm *c, struct p2p_req *r, void *data, size_t cap, int tag,
+                      struct jaccl_mh *mh)
 {
     const struct fab_ops *ops = jaccl_fabric();
     r->nlanes = lanes_for(c, cap);
     r->lane0 = (int)(r->seq % (uint32_t)c->nlanes);
     for (int i = 0; i < r->nlanes; i++) {
         int lane = (r->lane0 + i) % c->nlanes;
-        if (ops->post_recv(c->ep, lane, NULL, 0, NULL, P2P_WR(WR_DATA_RECV, r->seq, lane)))
-            return p2p_fail(c, ncclSystemError, "posting a receive failed");
+        int rc = ops->post_recv(c->ep, lane, NULL, 0, NULL, P2P_WR(WR_DATA_RECV, r->seq, lane));
+        if (rc != 0)
+            return p2p_fail(c, rc, "posting a receive failed");
     }
     struct fab_remote_buf rb = {0, 0};
     if (cap > 0)
@@ -194,30 +193,33 @@ static ncclResult_t post_irecv(struct p2p_comm *c, struct p2p_req *r, void *data
                             .tag = tag,
                             .nlanes = (uint16_t)r->nlanes,
                             .lane0 = (uint16_t)r->lane0};
-    if (ops->post_send(c->ep, 0, cts, sizeof(*cts), c->ctrl_mr, P2P_WR(WR_CTRL_SEND, r->seq, 0)))
-        return p2p_fail(c, ncclSystemError, "sending a clear-to-send failed");
-    return ncclSuccess;
+    int rc = ops->post_send(c->ep, 0, cts, sizeof(*cts), c->ctrl_mr,
+                            P2P_WR(WR_CTRL_SEND, r->seq, 0));
+    if (rc != 0)
+        return p2p_fail(c, rc, "sending a clear-to-send failed");
+    return 0;
 }
 
-ncclResult_t jaccl_irecv(void *recvComm, int n, void **data, size_t *sizes, int *tags,
-                         void **mhandles, void **phandles, void **request)
+static int p2p_irecv(void *recvComm, int n, void **data, size_t *sizes, int *tags, void **mhandles,
+                     void **request)
 {
     if (!request)
-        return ncclInvalidArgument;
+        return -EFAULT;
     *request = NULL; /* NCCL may have preloaded 0x1 */
     struct p2p_comm *c = (struct p2p_comm *)jaccl_comm_check(recvComm, JC_RECV, "irecv");
     if (!c)
-        return ncclInternalError;
+        return -EBADF;
     if (n != 1 || !data || !sizes || !tags || !mhandles) {
         JWARN("irecv: %d buffers requested; jaccl reports maxRecvs = 1", n);
-        return ncclInvalidArgument;
+        return n != 1 ? -EMSGSIZE : -EFAULT;
     }
-    if (!jaccl_mh_covers(mhandles[0], data[0], sizes[0], "irecv"))
-        return ncclInvalidArgument;
+    int rc = jaccl_mh_covers(mhandles[0], data[0], sizes[0], "irecv");
+    if (rc != 0)
+        return rc;
     pthread_mutex_lock(&c->lock);
-    ncclResult_t rc = c->error;
+    rc = jaccl_sticky_status(&c->fail);
     struct p2p_req *r = &c->reqs[c->next_seq % P2P_NSLOTS];
-    if (rc == ncclSuccess && !r->used) {
+    if (rc == 0 && !r->used) {
         *r = (struct p2p_req){.magic = P2P_REQ_MAGIC,
                               .comm = c,
                               .used = 1,
@@ -226,20 +228,26 @@ ncclResult_t jaccl_irecv(void *recvComm, int n, void **data, size_t *sizes, int 
                               .t_start = jaccl_now_ns()};
         c->next_seq++;
         rc = post_irecv(c, r, data[0], sizes[0], tags[0], mhandles[0]);
-        if (rc == ncclSuccess)
+        if (rc == 0)
             *request = r;
     }
-    if (rc != ncclSuccess)
+    if (rc != 0)
         p2p_warn_owed(c);
     p2p_close_failed(c);
     pthread_mutex_unlock(&c->lock);
     return rc;
 }
 
+ncclResult_t jaccl_irecv(void *recvComm, int n, void **data, size_t *sizes, int *tags,
+                         void **mhandles, void **phandles, void **request)
+{
+    return jaccl_err_to_nccl(p2p_irecv(recvComm, n, data, sizes, tags, mhandles, request));
+}
+
 /* ---- send ---- */
 
-static ncclResult_t post_isend(struct p2p_comm *c, struct p2p_req *r, const struct p2p_cts *cts,
-                               char *data, struct jaccl_mh *mh)
+static int post_isend(struct p2p_comm *c, struct p2p_req *r, const struct p2p_cts *cts, char *data,
+                      struct jaccl_mh *mh)
 {
     const struct fab_ops *ops = jaccl_fabric();
     size_t per = (r->size + (size_t)cts->nlanes - 1) / cts->nlanes;
@@ -255,23 +263,23 @@ static ncclResult_t post_isend(struct p2p_comm *c, struct p2p_req *r, const stru
                                      dst, P2P_IMM(cts->seq % P2P_NSLOTS, flags),
                                      P2P_WR(WR_DATA_WRITE, cts->seq, cts->seq % P2P_NSLOTS));
         if (rc != 0)
-            return p2p_fail(c, ncclSystemError, "posting a write failed (%d)", rc);
+            return p2p_fail(c, rc, "posting a write failed (%d)", rc);
     }
-    return ncclSuccess;
+    return 0;
 }
 
-static ncclResult_t start_send(struct p2p_comm *c, void *data, size_t size, int tag,
-                               struct jaccl_mh *mh, void **request)
+static int start_send(struct p2p_comm *c, void *data, size_t size, int tag, struct jaccl_mh *mh,
+                      void **request)
 {
     if (c->cts_head == c->cts_tail)
-        return ncclSuccess; /* the receiver has not asked yet: NCCL retries */
+        return 0; /* the receiver has not asked yet: NCCL retries */
     const struct p2p_cts *cts = &c->cts_q[c->cts_head % P2P_CTRL_BUFS];
     struct p2p_req *r = &c->reqs[cts->seq % P2P_NSLOTS];
     if (r->used)
-        return ncclSuccess;
+        return 0;
     if (cts->tag != tag)
-        return p2p_fail(c, ncclInvalidUsage, "isend tag %d does not match the receive's tag %d",
-                        tag, cts->tag);
+        return p2p_fail(c, -EINVAL, "isend tag %d does not match the receive's tag %d", tag,
+                        cts->tag);
     *r = (struct p2p_req){.magic = P2P_REQ_MAGIC,
                           .comm = c,
                           .used = 1,
@@ -287,33 +295,40 @@ static ncclResult_t start_send(struct p2p_comm *c, void *data, size_t size, int 
         r->trunc = 1;
     }
     c->cts_head++;
-    ncclResult_t rc = post_isend(c, r, cts, data, mh);
-    if (rc == ncclSuccess)
+    int rc = post_isend(c, r, cts, data, mh);
+    if (rc == 0)
         *request = r;
+    return rc;
+}
+
+static int p2p_isend(void *sendComm, void *data, size_t size, int tag, void *mhandle,
+                     void **request)
+{
+    if (!request)
+        return -EFAULT;
+    *request = NULL;
+    struct p2p_comm *c = (struct p2p_comm *)jaccl_comm_check(sendComm, JC_SEND, "isend");
+    if (!c)
+        return -EBADF;
+    int rc = jaccl_mh_covers(mhandle, data, size, "isend");
+    if (rc != 0)
+        return rc;
+    pthread_mutex_lock(&c->lock);
+    p2p_progress(c);
+    rc = jaccl_sticky_status(&c->fail);
+    if (rc == 0)
+        rc = start_send(c, data, size, tag, mhandle, request);
+    if (rc != 0)
+        p2p_warn_owed(c);
+    p2p_close_failed(c);
+    pthread_mutex_unlock(&c->lock);
     return rc;
 }
 
 ncclResult_t jaccl_isend(void *sendComm, void *data, size_t size, int tag, void *mhandle,
                          void *phandle, void **request)
 {
-    if (!request)
-        return ncclInvalidArgument;
-    *request = NULL;
-    struct p2p_comm *c = (struct p2p_comm *)jaccl_comm_check(sendComm, JC_SEND, "isend");
-    if (!c)
-        return ncclInternalError;
-    if (!jaccl_mh_covers(mhandle, data, size, "isend"))
-        return ncclInvalidArgument;
-    pthread_mutex_lock(&c->lock);
-    p2p_progress(c);
-    ncclResult_t rc = c->error;
-    if (rc == ncclSuccess)
-        rc = start_send(c, data, size, tag, mhandle, request);
-    if (rc != ncclSuccess)
-        p2p_warn_owed(c);
-    p2p_close_failed(c);
-    pthread_mutex_unlock(&c->lock);
-    return rc;
+    return jaccl_err_to_nccl(p2p_isend(sendComm, data, size, tag, mhandle, request));
 }
 
 /* ---- test ---- */
@@ -331,37 +346,42 @@ static void warn_if_stuck(struct p2p_comm *c, struct p2p_req *r)
           r->is_send ? "send to" : "receive from", c->peer, r->seq, (double)waited / 1e9);
 }
 
-ncclResult_t jaccl_test(void *request, int *done, int *sizes)
+static int p2p_test(void *request, int *done, int *sizes)
 {
     struct p2p_req *r = jaccl_reg_find(request, JO_P2P_REQ, "test", NULL);
     if (!r || !done)
-        return ncclInternalError;
+        return -EFAULT;
     struct p2p_comm *c = r->comm;
     pthread_mutex_lock(&c->lock);
     if (!r->used) {
         pthread_mutex_unlock(&c->lock);
         JWARN("test: request %p to/from %s is not in flight (already completed?)", request,
               c->peer);
-        return ncclInternalError;
+        return -EALREADY;
     }
     *done = 0;
     p2p_progress(c);
-    ncclResult_t rc = c->error;
+    int rc = jaccl_sticky_status(&c->fail);
     /* A request whose data got through is done, whatever broke the comm afterwards: NCCL's
      * proxy keeps testing its last sends after the peer destroyed its communicator. */
     if (req_done(r)) {
         if (r->trunc && !r->is_send)
             JWARN("message truncated: %s sent more than the %zu bytes posted (seq %u)", c->peer,
                   r->cap, r->seq);
-        rc = r->trunc ? ncclInvalidUsage : ncclSuccess;
+        rc = r->trunc ? -EMSGSIZE : 0;
         *done = 1;
         if (sizes)
             sizes[0] = (int)r->size;
     }
-    if (rc != ncclSuccess || *done)
+    if (rc != 0 || *done)
         r->used = 0;
     else
         warn_if_stuck(c, r);
     pthread_mutex_unlock(&c->lock);
     return rc;
+}
+
+ncclResult_t jaccl_test(void *request, int *done, int *sizes)
+{
+    return jaccl_err_to_nccl(p2p_test(request, done, sizes));
 }

@@ -4,6 +4,7 @@
  * own, so the array stays as small as the number of live objects. */
 #include "core/registry.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +50,7 @@ static int grow(void)
     size_t cap = g_cap ? 2 * g_cap : 64;
     struct reg_entry *e = realloc(g_ent, cap * sizeof(*e));
     if (!e)
-        return -1;
+        return -ENOMEM;
     g_ent = e;
     g_cap = cap;
     return 0;

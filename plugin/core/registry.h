@@ -26,7 +26,7 @@ enum jaccl_obj_kind {
 
 /* Registers `count` objects of `stride` bytes from `base` (an array of requests), or one object
  * (count 1: only its first address is recognised). `owner` is what the lookup hands back
- * (a request's comm, a memory handle's comm). 0, or -1 when out of memory. */
+ * (a request's comm, a memory handle's comm). 0, or -ENOMEM. */
 int jaccl_reg_add(void *base, size_t stride, unsigned count, uint32_t kind, void *owner);
 /* Unregisters the entry registered at `base` (no-op if none). */
 void jaccl_reg_del(const void *base);

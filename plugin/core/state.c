@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/api.h"
+#include "core/err.h"
 #include "core/p2p.h"
 #include "core/registry.h"
 #include "core/state.h"
@@ -114,16 +115,16 @@ static void log_init(void)
 
 /* Has the registry pick the back end and discover its devices (it logs why, and any failure).
  * Caller holds g_lock. */
-static ncclResult_t fabric_open(void)
+static int fabric_open(void)
 {
     int n = fab_select(&g_ops);
     if (n == -ENODEV) /* NCCL_JACCL_FABRIC named a back end with no usable device */
-        return ncclInvalidUsage;
+        return -EINVAL;
     if (n < 0)
-        return ncclSystemError;
+        return -EIO;
     g_ndevs = n > MAX_DEVS ? MAX_DEVS : n;
     log_init();
-    return ncclSuccess;
+    return 0;
 }
 
 /* Closes the fabric once nothing holds it: no init context, listener or domain. Caller holds
@@ -150,27 +151,27 @@ ncclResult_t jaccl_init(void **ctx, uint64_t commId, const struct jaccl_comm_con
         jaccl_log_set(logFunction);
     struct jaccl_ctx *c = calloc(1, sizeof(*c));
     if (!c)
-        return ncclSystemError;
+        return jaccl_err_to_nccl(-ENOMEM);
     c->traffic_class = config ? config->traffic_class : JACCL_ID_UNDEF;
     if (c->traffic_class >= 0)
         JINFO(NCCL_INIT | NCCL_NET,
               "communicator %#llx: NCCL's trafficClass %d applies to its connections unless "
               "NCCL_JACCL_TC / NCCL_JACCL_SL are set",
               (unsigned long long)commId, c->traffic_class);
-    ncclResult_t rc = ncclSuccess;
+    int rc = 0;
     pthread_mutex_lock(&g_lock);
     if (!g_ops)
         rc = fabric_open();
-    if (rc == ncclSuccess && ctx && jaccl_reg_add(c, sizeof(*c), 1, JO_CTX, NULL) != 0)
-        rc = ncclSystemError;
-    if (rc == ncclSuccess)
+    if (rc == 0 && ctx && jaccl_reg_add(c, sizeof(*c), 1, JO_CTX, NULL) != 0)
+        rc = -ENOMEM;
+    if (rc == 0)
         g_ctxs++;
     else
         teardown_if_unused();
     pthread_mutex_unlock(&g_lock);
-    if (rc != ncclSuccess || !ctx) {
+    if (rc != 0 || !ctx) {
         free(c);
-        return rc;
+        return jaccl_err_to_nccl(rc);
     }
     *ctx = c;
     return ncclSuccess;
@@ -181,7 +182,7 @@ ncclResult_t jaccl_finalize(void *ctx)
     if (!ctx)
         return ncclSuccess; /* NCCL calls finalize even after a failed init */
     if (!jaccl_reg_take(ctx, JO_CTX, "finalize", NULL))
-        return ncclInternalError;
+        return jaccl_err_to_nccl(-EBADF);
     jaccl_p2p_abandon(ctx);
     free(ctx);
     pthread_mutex_lock(&g_lock);
@@ -203,7 +204,7 @@ ncclResult_t jaccl_finalize(void *ctx)
 ncclResult_t jaccl_devices(int *ndev)
 {
     if (!ndev)
-        return ncclInvalidArgument;
+        return jaccl_err_to_nccl(-EFAULT);
     pthread_mutex_lock(&g_lock);
     *ndev = g_ctxs > 0 ? g_ndevs : 0;
     pthread_mutex_unlock(&g_lock);
@@ -214,7 +215,7 @@ ncclResult_t jaccl_get_properties(int dev, struct jaccl_props *props)
 {
     if (!props || dev < 0 || dev >= jaccl_ndevs()) {
         JWARN("getProperties: invalid device %d (have %d)", dev, jaccl_ndevs());
-        return ncclInvalidArgument;
+        return jaccl_err_to_nccl(props ? -EINVAL : -EFAULT);
     }
     const struct fab_dev_info *d = g_ops->dev_info(dev);
     memset(props, 0, sizeof(*props));
@@ -242,7 +243,7 @@ ncclResult_t jaccl_get_properties(int dev, struct jaccl_props *props)
 ncclResult_t jaccl_set_net_attr(void *ctx)
 {
     /* hints only; the fabric has no per-flow knobs to turn yet */
-    return jaccl_reg_find(ctx, JO_CTX, "setNetAttr", NULL) ? ncclSuccess : ncclInternalError;
+    return jaccl_err_to_nccl(jaccl_reg_find(ctx, JO_CTX, "setNetAttr", NULL) ? 0 : -EBADF);
 }
 
 struct fab_domain *jaccl_domain_get(int dev)

@@ -12,15 +12,17 @@
 
 #include "coll_harness.h"
 
+/* A size, type or layout the comm cannot take: ncclInvalidUsage and a WARN. */
 static int expect_invalid(ncclResult_t rc, unsigned mark, const char *needle, const char *what)
 {
-    int ok = MP_CHECK(rc == ncclInvalidArgument, "%s: returned %s, expected ncclInvalidArgument",
-                      what, mp_result_str(rc));
+    int ok = MP_CHECK(rc == ncclInvalidUsage, "%s: returned %s, expected ncclInvalidUsage", what,
+                      mp_result_str(rc));
     return ok & MP_CHECK(mp_warn_seen(mark, needle), "%s: no WARN mentioning '%s'", what, needle);
 }
 
-/* A pointer that is not (or no longer) a live object of the kind the call takes is misuse:
- * ncclInternalError and a WARN, and nothing is read through it (the ASan build proves that). */
+/* A pointer that is not (or no longer) a live object of the kind the call takes, or a NULL
+ * buffer, is misuse: ncclInternalError and a WARN, and nothing is read through it (the ASan
+ * build proves that). */
 static int expect_misuse(ncclResult_t rc, unsigned mark, const char *needle, const char *what)
 {
     int ok = MP_CHECK(rc == ncclInternalError, "%s: returned %s, expected ncclInternalError", what,
@@ -41,8 +43,8 @@ static int bad_reduce_args(struct cn *n, struct cn_buf *a, struct cn_buf *b)
     ok &= expect_invalid(cn_allreduce(n, a->p, b->p, 4, ncclFloat32, 7, a->mh, b->mh, &req), m,
                          "unsupported", "unknown reduction");
     m = mp_log_mark();
-    ok &= expect_invalid(cn_allreduce(n, NULL, b->p, 4, ncclFloat32, ncclSum, a->mh, b->mh, &req),
-                         m, "NULL", "NULL send buffer");
+    ok &= expect_misuse(cn_allreduce(n, NULL, b->p, 4, ncclFloat32, ncclSum, a->mh, b->mh, &req), m,
+                        "NULL", "NULL send buffer");
     m = mp_log_mark();
     ok &= expect_invalid(
             cn_allreduce(n, a->p + 64, b->p, a->len, ncclInt8, ncclSum, a->mh, b->mh, &req), m,
@@ -71,8 +73,8 @@ static int bad_window_args(struct cn *n, struct cn_buf *a, struct cn_buf *b)
             cn_reducescatter(n, a->p, 64, a->mh, b->p, 6, 0, 6, ncclFloat32, ncclSum, b->mh, &req),
             m, "multiple", "reduce-scatter of a partial element");
     m = mp_log_mark();
-    ok &= expect_invalid(cn_allgather(n, NULL, b->p, b->len, b->mh, 16, 0, 16 * P, a->mh, &req), m,
-                         "NULL", "all-gather with a NULL send buffer");
+    ok &= expect_misuse(cn_allgather(n, NULL, b->p, b->len, b->mh, 16, 0, 16 * P, a->mh, &req), m,
+                        "NULL", "all-gather with a NULL send buffer");
     m = mp_log_mark();
     if (n->version == 11) {
         ncclNetSGE_v11_t parts[2] = {{b->mh, b->p, 8}, {b->mh, b->p + 8, 8}};

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* p2p_badhandle: what a listen comm and connect do with input NCCL would never send.
  *   - connect with random bytes, with zeros, and with a real handle with one byte flipped:
- *     ncclInvalidArgument or ncclSystemError, no comm, a WARN, no crash; again on retry;
+ *     ncclInvalidUsage (it does not decode: a mismatch, not a bad pointer) or ncclSystemError,
+ *     no comm, a WARN, no crash; again on retry;
  *     afterwards the unmodified handle still connects (the listen comm was not disturbed);
  *   - connect with the handle of a listen comm that was closed: an error, not a hang;
  *   - strangers connect to the listen port: one sends junk; one opens a complete jaccl
@@ -35,9 +36,8 @@ static void expect_refused(const struct mp_net *n, void *h, const char *what)
         unsigned mark = mp_log_mark();
         void *s = (void *)0x1;
         ncclResult_t rc = mp_net_connect(n, n->dev, h, &s);
-        MP_CHECK(rc == ncclInvalidArgument || rc == ncclSystemError,
-                 "connect with %s (call %d): %s, expected ncclInvalidArgument or "
-                 "ncclSystemError",
+        MP_CHECK(rc == ncclInvalidUsage || rc == ncclSystemError,
+                 "connect with %s (call %d): %s, expected ncclInvalidUsage or ncclSystemError",
                  what, attempt + 1, mp_result_str(rc));
         MP_CHECK(s == NULL, "connect with %s returned comm %p", what, s);
         MP_CHECK(mp_warns_since(mark) > 0, "connect with %s logged no WARN", what);

@@ -155,10 +155,11 @@ static void test_props_rejects(void **state)
     ncclNetProperties_v12_t p;
     assert_int_equal(ncclNetPlugin_v12.devices(&ndev), ncclSuccess);
     assert_true(ndev >= 1);
-    assert_int_equal(ncclNetPlugin_v12.getProperties(ndev, &p), ncclInvalidArgument);
-    assert_int_equal(ncclNetPlugin_v12.getProperties(-1, &p), ncclInvalidArgument);
-    assert_int_equal(ncclNetPlugin_v12.getProperties(0, NULL), ncclInvalidArgument);
-    assert_int_equal(ncclNetPlugin_v8.getProperties(0, NULL), ncclInvalidArgument);
+    /* a device that does not exist is a configuration mismatch; a NULL out pointer, misuse */
+    assert_int_equal(ncclNetPlugin_v12.getProperties(ndev, &p), ncclInvalidUsage);
+    assert_int_equal(ncclNetPlugin_v12.getProperties(-1, &p), ncclInvalidUsage);
+    assert_int_equal(ncclNetPlugin_v12.getProperties(0, NULL), ncclInternalError);
+    assert_int_equal(ncclNetPlugin_v8.getProperties(0, NULL), ncclInternalError);
 }
 
 /* The config's trafficClass reaches the context; UNDEF and no config both mean "none". */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Handle codec: round trip, and every way a foreign or damaged handle must be refused. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -44,14 +45,14 @@ static void refuses_garbage(void **state)
     const char *why = NULL;
     unsigned char buf[128];
     memset(buf, 0, sizeof(buf));
-    assert_int_equal(jaccl_handle_decode(buf, JH_P2P, &out, &why), -1);
+    assert_int_equal(jaccl_handle_decode(buf, JH_P2P, &out, &why), -EINVAL);
     assert_non_null(why);
     for (int seed = 1; seed < 200; seed++) {
         for (size_t i = 0; i < sizeof(buf); i++)
             buf[i] = (unsigned char)(seed * 131 + i * 17);
-        assert_int_equal(jaccl_handle_decode(buf, JH_P2P, &out, &why), -1);
+        assert_int_equal(jaccl_handle_decode(buf, JH_P2P, &out, &why), -EINVAL);
     }
-    assert_int_equal(jaccl_handle_decode(NULL, JH_P2P, &out, &why), -1);
+    assert_int_equal(jaccl_handle_decode(NULL, JH_P2P, &out, &why), -EFAULT);
 }
 
 static void refuses_every_flipped_byte(void **state)
@@ -65,7 +66,7 @@ static void refuses_every_flipped_byte(void **state)
         copy[i] ^= 0x40;
         const char *why = NULL;
         /* padding bytes are covered by the checksum too, so every flip must be caught */
-        assert_int_equal(jaccl_handle_decode(copy, JH_P2P, &out, &why), -1);
+        assert_int_equal(jaccl_handle_decode(copy, JH_P2P, &out, &why), -EINVAL);
     }
 }
 
@@ -75,7 +76,7 @@ static void refuses_wrong_kind(void **state)
     unsigned char buf[128];
     jaccl_handle_encode(&h, buf);
     const char *why = NULL;
-    assert_int_equal(jaccl_handle_decode(buf, JH_COLL, &out, &why), -1);
+    assert_int_equal(jaccl_handle_decode(buf, JH_COLL, &out, &why), -EINVAL);
     assert_non_null(strstr(why, "CollNet"));
 }
 
@@ -90,11 +91,11 @@ static void names_both_versions(void **state)
     assert_string_equal(raw->release, JACCL_VERSION_STR);
     raw->version = JACCL_HANDLE_VERSION + 1;
     memcpy(raw->release, "9.9.9\x01", 7); /* an unprintable byte is not passed on */
-    assert_int_equal(jaccl_handle_decode(buf, JH_P2P, &out, &why), -1);
+    assert_int_equal(jaccl_handle_decode(buf, JH_P2P, &out, &why), -EINVAL);
     assert_non_null(strstr(why, "peer runs jaccl 9.9.9? (handle format 3)"));
     assert_non_null(strstr(why, "this rank runs jaccl " JACCL_VERSION_STR " (handle format 2)"));
     raw->version = 1; /* format 1 had no release field */
-    assert_int_equal(jaccl_handle_decode(buf, JH_P2P, &out, &why), -1);
+    assert_int_equal(jaccl_handle_decode(buf, JH_P2P, &out, &why), -EINVAL);
     assert_non_null(strstr(why, "(handle format 1)"));
     assert_null(strstr(why, "9.9.9"));
 }

@@ -181,12 +181,11 @@ static void bad_arguments(void **state)
     size_t caps[2] = {1, 1};
     int tags[2] = {0, 0};
     void *mhs[2] = {p->rmh, p->rmh};
-    assert_int_equal(jaccl_irecv(p->rc, 2, ds, caps, tags, mhs, NULL, &req), ncclInvalidArgument);
+    assert_int_equal(jaccl_irecv(p->rc, 2, ds, caps, tags, mhs, NULL, &req), ncclInvalidUsage);
     assert_null(req);
     /* a buffer outside its registration */
     d = p->rbuf + BUF - 4;
-    assert_int_equal(jaccl_irecv(p->rc, 1, &d, &cap, &tag, &p->rmh, NULL, &req),
-                     ncclInvalidArgument);
+    assert_int_equal(jaccl_irecv(p->rc, 1, &d, &cap, &tag, &p->rmh, NULL, &req), ncclInvalidUsage);
     /* wrong comm kinds and garbage */
     assert_int_equal(jaccl_isend(p->rc, p->sbuf, 1, 0, p->smh, NULL, &req), ncclInternalError);
     int junk[16] = {0};

@@ -35,7 +35,7 @@ static struct fab_ep *mk_ep(int nlanes, int qp_type)
     assert_int_equal(fab_swcq_create(&g_dom, 64, &ep->cq), 0);
     ep->nlanes = nlanes;
     ep->max_send_wr = ep->max_recv_wr = 16;
-    snprintf(ep->peer, sizeof(ep->peer), "10.0.0.9:1234");
+    snprintf(ep->base.peer, sizeof(ep->base.peer), "10.0.0.9:1234");
     ep->qp_type = qp_type;
     ep->retry_cnt = 3;
     ep->seg_size = 1024;

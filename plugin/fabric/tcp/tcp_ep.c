@@ -76,7 +76,7 @@ int fab_tcp_ep_create(struct fab_domain *dom, struct fab_cq *cq, const struct fa
     ep->max_send_wr = attr->max_send_wr;
     ep->tclass = attr->tclass;
     ep->liveness_ns = attr->liveness_ns;
-    snprintf(ep->peer, sizeof(ep->peer), "%s", attr->peer_desc ? attr->peer_desc : "?");
+    fab_ep_base_init(&ep->base, attr->peer_desc);
     ep->epfd = ep->wakefd = -1;
     ep->fail_lane = -1;
     pthread_mutex_init(&ep->mu, NULL);
@@ -111,7 +111,7 @@ static void tcp_lane_tclass(struct fab_ep *ep, int lane, int fd)
         rc = setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &v, sizeof(v));
     if (rc != 0)
         JWARN("TCP fabric: peer %s lane %d: cannot set traffic class %d (%s); sending unmarked",
-              ep->peer, lane, v, strerror(errno));
+              ep->base.peer, lane, v, strerror(errno));
 }
 
 static int tcp_ep_adopt(struct fab_ep *ep, const int *socks)
@@ -174,12 +174,5 @@ void fab_tcp_ep_close(struct fab_ep *ep)
 
 int fab_tcp_ep_error(struct fab_ep *ep, const char **reason)
 {
-    int st;
-
-    pthread_mutex_lock(&ep->mu);
-    st = atomic_load(&ep->status);
-    if (reason)
-        *reason = st ? ep->reason : NULL;
-    pthread_mutex_unlock(&ep->mu);
-    return st;
+    return fab_ep_base_error(&ep->base, reason);
 }

@@ -33,24 +33,21 @@ enum fab_wc_status fab_tcp_errno_status(int err)
 static void tcp_ep_down(struct fab_ep *ep, enum fab_wc_status st, int lane, int orderly,
                         const char *what)
 {
+    char full[192];
+    if (lane >= 0)
+        snprintf(full, sizeof(full), "%s (lane %d)", what, lane);
+    else
+        snprintf(full, sizeof(full), "%s", what);
     pthread_mutex_lock(&ep->mu);
-    if (atomic_load(&ep->status) != FAB_WC_OK) {
+    if (fab_ep_base_status(&ep->base) != FAB_WC_OK) {
         pthread_mutex_unlock(&ep->mu);
         return;
     }
-    if (lane >= 0)
-        snprintf(ep->reason, sizeof(ep->reason), "peer %s %s (lane %d)", ep->peer, what, lane);
-    else
-        snprintf(ep->reason, sizeof(ep->reason), "peer %s %s", ep->peer, what);
+    /* Before the status is published: the I/O thread flushes as soon as it sees it. */
     ep->cause_owed = 1;
     ep->fail_lane = lane;
-    atomic_store(&ep->status, (int)st);
+    fab_ep_base_fail(&ep->base, "TCP", ep, st, orderly, full);
     pthread_mutex_unlock(&ep->mu);
-    if (orderly)
-        JINFO(NCCL_NET, "TCP fabric: endpoint %p: %s", (void *)ep, ep->reason);
-    else
-        JINFO(NCCL_NET, "TCP fabric: endpoint %p failed (%s): %s", (void *)ep,
-              fab_wc_status_str(st), ep->reason);
     fab_tcp_io_wake(ep);
 }
 
@@ -76,7 +73,7 @@ static void tcp_flush_one(struct fab_ep *ep, int lane, uint64_t wr_id, enum fab_
 
     wc.status = FAB_WC_FLUSHED;
     if (ep->cause_owed) {
-        wc.status = (enum fab_wc_status)atomic_load(&ep->status);
+        wc.status = fab_ep_base_status(&ep->base);
         ep->cause_owed = 0;
     }
     fab_swcq_push(ep->cq, &wc);

@@ -4,7 +4,7 @@
  * Locking (always taken in this order, never the other way round):
  *   lane->send_mu  the lane's send queue and every write to its socket (posters write inline)
  *   lane->recv_mu  the lane's queue of posted RECVs
- *   ep->mu         the endpoint's error status and reason
+ *   ep->mu         failing the endpoint: cause_owed and fail_lane are set before the status
  *   dom->mu        the registration table
  *   cq->mu         the completion ring
  * Only the endpoint's I/O thread reads its sockets, so the receive state (struct tcp_rx) needs no
@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "fabric/ep_base.h"
 #include "fabric/fabric.h"
 #include "fabric/swcq.h"
 #include "fabric/tcp/tcp_wire.h"
@@ -116,13 +117,11 @@ struct fab_ep {
     int nlanes, max_send_wr;
     int tclass; /* IP TOS / IPv6 traffic class of every lane; 0 = system default */
     uint64_t liveness_ns;
-    char peer[128];
+    struct fab_ep_base base; /* peer, and the failure: "peer <peer> <what> (lane n)" */
     pthread_mutex_t mu;
-    atomic_int status; /* enum fab_wc_status; 0 while healthy */
-    int cause_owed;    /* the next flushed completion carries status (I/O thread only) */
-    int fail_lane;     /* the lane that broke, flushed first; -1 = none in particular */
-    char reason[320];  /* "peer <peer> <what> (lane n)" */
-    atomic_int stop;   /* ep_close asks the I/O thread to leave */
+    int cause_owed;  /* the next flushed completion carries status (I/O thread only) */
+    int fail_lane;   /* the lane that broke, flushed first; -1 = none in particular */
+    atomic_int stop; /* ep_close asks the I/O thread to leave */
     int epfd, wakefd;
     int thread_started;
     pthread_t thread;

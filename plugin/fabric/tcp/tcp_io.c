@@ -101,7 +101,7 @@ static int tcp_io_timeout(struct fab_ep *ep)
 
 static int tcp_io_healthy(struct fab_ep *ep)
 {
-    return !atomic_load(&ep->stop) && atomic_load(&ep->status) == FAB_WC_OK;
+    return !atomic_load(&ep->stop) && fab_ep_base_status(&ep->base) == FAB_WC_OK;
 }
 
 static void *tcp_io_main(void *arg)

@@ -197,7 +197,7 @@ struct fab_remote_buf fab_tcp_mr_remote(struct fab_mr *mr, struct fab_ep *ep, vo
         r.rkey = mr->key;
     pthread_mutex_unlock(&d->mu);
     if (!r.rkey)
-        JWARN("TCP fabric: could not advertise a registration to peer %s", ep->peer);
+        JWARN("TCP fabric: could not advertise a registration to peer %s", ep->base.peer);
     return r;
 }
 

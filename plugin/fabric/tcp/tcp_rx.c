@@ -29,7 +29,7 @@ int fab_tcp_post_recv(struct fab_ep *ep, int lane, void *buf, size_t cap, struct
         return -EINVAL;
     l = &ep->lane[lane];
     pthread_mutex_lock(&l->recv_mu);
-    if (atomic_load(&ep->status) != FAB_WC_OK) {
+    if (fab_ep_base_status(&ep->base) != FAB_WC_OK) {
         rc = -ENOTCONN;
     } else if (l->rq_n >= l->rq_cap) {
         rc = -EAGAIN;

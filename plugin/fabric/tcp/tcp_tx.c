@@ -107,7 +107,7 @@ int fab_tcp_tx_progress(struct fab_ep *ep, struct tcp_lane *l)
 /* Queues a frame (caller holds send_mu) and, if it is alone, starts writing it right here. */
 static int tcp_tx_post(struct fab_ep *ep, struct tcp_lane *l, const struct tcp_swr *w)
 {
-    if (atomic_load(&ep->status) != FAB_WC_OK)
+    if (fab_ep_base_status(&ep->base) != FAB_WC_OK)
         return -ENOTCONN;
     if (w->op != TCP_OP_HEARTBEAT && l->sq_n - l->sq_hb >= (uint32_t)ep->max_send_wr)
         return -EAGAIN;

@@ -88,7 +88,7 @@ static struct fab_ep *ep_alloc(struct fab_domain *dom, struct fab_cq *cq,
     ep->max_send_wr = attr->max_send_wr;
     ep->max_recv_wr = attr->max_recv_wr;
     ep->liveness_ns = attr->liveness_ns;
-    snprintf(ep->peer, sizeof(ep->peer), "%s", attr->peer_desc ? attr->peer_desc : "?");
+    fab_ep_base_init(&ep->base, attr->peer_desc);
     ep->qp_type = strcmp(jaccl_param_str(JP_QP_TYPE), "rc") == 0 ? IBV_QPT_RC : IBV_QPT_UC;
     ep->retry_cnt = (int)jaccl_param_int(JP_RETRY_CNT);
     ep->tclass = attr->tclass;
@@ -208,7 +208,7 @@ static void ep_go_live(struct fab_ep *ep, int fd)
     ep->last_rx_ns = ep->last_tx_ns = now;
     vb_side_send(ep, VB_F_READY, 0, 0, 0);
     vb_side_flush(ep);
-    if (atomic_load(&ep->status) == FAB_WC_OK)
+    if (fab_ep_base_status(&ep->base) == FAB_WC_OK)
         vb_thread_watch(ep->dom, ep);
     pthread_mutex_unlock(&ep->mu);
     pthread_mutex_unlock(&ep->dom->mu);
@@ -226,7 +226,7 @@ int fab_verbs_ep_connect(struct fab_ep *ep, const void *peer_info, size_t len, c
     memcpy(&peer, peer_info, len < sizeof(peer) ? len : sizeof(peer));
     why = nsocks == 1 && !ep->connected ? vb_info_check(ep, &peer, len) : "bad call";
     if (why) {
-        JWARN("verbs fabric: peer %s %s", ep->peer, why);
+        JWARN("verbs fabric: peer %s %s", ep->base.peer, why);
         rc = -EPROTO;
     } else {
         rc = ep_adopt_peer(ep, &peer);
@@ -253,7 +253,7 @@ int fab_verbs_ep_connect(struct fab_ep *ep, const void *peer_info, size_t len, c
 static void ep_last_acks(struct fab_ep *ep)
 {
     pthread_mutex_lock(&ep->mu);
-    if (ep->connected && atomic_load(&ep->status) == FAB_WC_OK) {
+    if (ep->connected && fab_ep_base_status(&ep->base) == FAB_WC_OK) {
         for (int i = 0; i < ep->nlanes; i++)
             if (ep->lane[i].rx.ack_due) {
                 ep->lane[i].rx.ack_due = VB_ACK_NOW;
@@ -287,7 +287,7 @@ void fab_verbs_ep_close(struct fab_ep *ep)
           "verbs fabric: closing endpoint to %s: %llu segments sent, %llu resent, "
           "%llu gap reports, %llu probes (%llu needless); %llu completions in %llu drains, "
           "%llu acks sent",
-          ep->peer, (unsigned long long)ep->stats.segs, (unsigned long long)ep->stats.retx,
+          ep->base.peer, (unsigned long long)ep->stats.segs, (unsigned long long)ep->stats.retx,
           (unsigned long long)ep->stats.naks, (unsigned long long)ep->stats.probes,
           (unsigned long long)ep->stats.spurious, (unsigned long long)ep->stats.cqes,
           (unsigned long long)ep->stats.drains, (unsigned long long)ep->stats.acks);
@@ -296,12 +296,5 @@ void fab_verbs_ep_close(struct fab_ep *ep)
 
 int fab_verbs_ep_error(struct fab_ep *ep, const char **reason)
 {
-    int st;
-
-    pthread_mutex_lock(&ep->mu);
-    st = atomic_load(&ep->status);
-    if (reason)
-        *reason = st ? ep->reason : NULL;
-    pthread_mutex_unlock(&ep->mu);
-    return st;
+    return fab_ep_base_error(&ep->base, reason);
 }

@@ -40,7 +40,7 @@ static void flush_one(struct fab_ep *ep, int lane, uint64_t wr_id, enum fab_wc_o
 
     wc.status = FAB_WC_FLUSHED;
     if (!ep->flushed) {
-        wc.status = (enum fab_wc_status)atomic_load(&ep->status);
+        wc.status = fab_ep_base_status(&ep->base);
         ep->flushed = 1;
     }
     fab_swcq_push(ep->cq, &wc);
@@ -80,17 +80,13 @@ static void stop_hardware(struct fab_ep *ep)
  * teardown looks from here, so the line does not call it a failure. */
 static void vb_ep_down(struct fab_ep *ep, enum fab_wc_status st, int orderly, const char *what)
 {
-    snprintf(ep->reason, sizeof(ep->reason), "peer %s %s (device %s)", ep->peer, what,
-             ep->dom->dev->info.name);
-    atomic_store(&ep->status, (int)st);
+    char full[256];
+    snprintf(full, sizeof(full), "%s (device %s)", what, ep->dom->dev->info.name);
     /* INFO like the TCP back end: a peer closing is normal at teardown, and the layer above
      * WARNs with this reason when a request fails. The causes nobody above would explain
      * (an error CQE, retransmissions exhausted) WARN where they are found. */
-    if (orderly)
-        JINFO(NCCL_NET, "verbs fabric: endpoint %p: %s", (void *)ep, ep->reason);
-    else
-        JINFO(NCCL_NET, "verbs fabric: endpoint %p failed (%s): %s", (void *)ep,
-              fab_wc_status_str(st), ep->reason);
+    if (!fab_ep_base_fail(&ep->base, "verbs", ep, st, orderly, full))
+        return;
     stop_hardware(ep);
     for (int i = 0; i < ep->nlanes; i++)
         flush_lane(ep, &ep->lane[i]);
@@ -101,7 +97,7 @@ void vb_ep_fail(struct fab_ep *ep, enum fab_wc_status st, const char *fmt, ...)
     char what[160];
     va_list ap;
 
-    if (atomic_load(&ep->status) != FAB_WC_OK)
+    if (fab_ep_base_status(&ep->base) != FAB_WC_OK)
         return;
     va_start(ap, fmt);
     vsnprintf(what, sizeof(what), fmt, ap);
@@ -111,6 +107,6 @@ void vb_ep_fail(struct fab_ep *ep, enum fab_wc_status st, const char *fmt, ...)
 
 void vb_ep_peer_closed(struct fab_ep *ep)
 {
-    if (atomic_load(&ep->status) == FAB_WC_OK)
+    if (fab_ep_base_status(&ep->base) == FAB_WC_OK)
         vb_ep_down(ep, FAB_WC_PEER_LOST, 1, "closed the connection");
 }

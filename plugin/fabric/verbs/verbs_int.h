@@ -25,6 +25,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "fabric/ep_base.h"
 #include "fabric/fabric.h"
 #include "fabric/swcq.h"
 #include "fabric/verbs/verbs_lib.h"
@@ -146,7 +147,7 @@ struct fab_ep {
     struct fab_cq *cq;
     int nlanes, max_send_wr, max_recv_wr;
     uint64_t liveness_ns;
-    char peer[128];
+    struct fab_ep_base base; /* peer, and the failure: "peer <peer> <what> (device <dev>)" */
     int qp_type;
     int retry_cnt;
     int tclass, sl; /* GRH traffic class and service level of every lane's address vector */
@@ -154,9 +155,7 @@ struct fab_ep {
     struct ibv_cq *hcq;
     int drain_more; /* the last drain stopped with CQEs left */
     pthread_mutex_t mu;
-    atomic_int status;
     int flushed;
-    char reason[420]; /* "peer <peer> <what> (device <dev>)" */
     int connected, peer_ready;
     struct vb_side side;
     uint64_t last_rx_ns, last_tx_ns;

@@ -43,7 +43,7 @@ static int qp_modify(struct fab_ep *ep, struct vb_lane *l, struct ibv_qp_attr *a
         return 0;
     rc = rc > 0 ? rc : errno ? errno : EINVAL; /* verbs returns errno or -1 */
     JWARN("verbs fabric: moving QP %u (lane %d, %s, peer %s) to %s failed: %s%s", l->qp->qp_num,
-          l->idx, ep->dom->dev->info.name, ep->peer, state, strerror(rc),
+          l->idx, ep->dom->dev->info.name, ep->base.peer, state, strerror(rc),
           strcmp(state, "RTR") == 0 ? " (wrong GID index, or the two RoCE addresses cannot "
                                       "reach each other?)"
                                     : "");

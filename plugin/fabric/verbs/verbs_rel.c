@@ -125,7 +125,7 @@ static void tx_rewind(struct fab_ep *ep, struct vb_lane *l, uint32_t e, uint64_t
     if (tx->retries > ep->retry_cnt) {
         JWARN("verbs fabric: peer %s, device %s, lane %d (QP %u): segment seq %u lost %d times, "
               "giving up (NCCL_JACCL_RETRY_CNT=%d)",
-              ep->peer, ep->dom->dev->info.name, l->idx, l->qp->qp_num, e, tx->retries,
+              ep->base.peer, ep->dom->dev->info.name, l->idx, l->qp->qp_num, e, tx->retries,
               ep->retry_cnt);
         vb_ep_fail(ep, FAB_WC_PEER_LOST,
                    "lost segment seq %u on lane %d (QP %u) %d times: retransmissions "
@@ -137,8 +137,8 @@ static void tx_rewind(struct fab_ep *ep, struct vb_lane *l, uint32_t e, uint64_t
     tx->cwnd = tx->ssthresh;
     tx->cwnd_acc = 0;
     tx->snd = e;
-    JTRACE(NCCL_NET, "verbs fabric: peer %s lane %d: retransmitting from seq %u (try %d)", ep->peer,
-           l->idx, e, tx->retries);
+    JTRACE(NCCL_NET, "verbs fabric: peer %s lane %d: retransmitting from seq %u (try %d)",
+           ep->base.peer, l->idx, e, tx->retries);
     vb_tx_pump(ep, l, now);
 }
 
@@ -185,7 +185,7 @@ uint64_t vb_tx_timer(struct fab_ep *ep, struct vb_lane *l, uint64_t now)
     uint64_t base, due;
 
     if (ep->qp_type == IBV_QPT_RC || tx->probe_pending || tx->una == tx->snd ||
-        atomic_load(&ep->status) != FAB_WC_OK)
+        fab_ep_base_status(&ep->base) != FAB_WC_OK)
         return UINT64_MAX;
     base = vb_seg_at(tx, tx->una)->tx_ns;
     if (base < tx->last_progress_ns)
@@ -198,8 +198,8 @@ uint64_t vb_tx_timer(struct fab_ep *ep, struct vb_lane *l, uint64_t now)
     ep->stats.probes++;
     if (tx->backoff < 6)
         tx->backoff++;
-    JTRACE(NCCL_NET, "verbs fabric: peer %s lane %d: no ack for seq %u, probing", ep->peer, l->idx,
-           tx->una);
+    JTRACE(NCCL_NET, "verbs fabric: peer %s lane %d: no ack for seq %u, probing", ep->base.peer,
+           l->idx, tx->una);
     vb_side_send(ep, VB_F_PROBE, l->idx, tx->epoch, tx->snd);
     return UINT64_MAX;
 }

@@ -35,7 +35,7 @@ static void side_put(struct fab_ep *ep, enum vb_frame_type t, int lane, uint32_t
     struct vb_side *s = &ep->side;
     unsigned char *f;
 
-    if (atomic_load(&ep->status) != FAB_WC_OK)
+    if (fab_ep_base_status(&ep->base) != FAB_WC_OK)
         return;
     if (s->out_n + VB_FRAME > s->out_cap) {
         uint32_t cap = s->out_cap ? s->out_cap * 2 : 1024;
@@ -75,7 +75,7 @@ void vb_side_flush(struct fab_ep *ep)
     size_t done = 0;
     int rc;
 
-    if (s->fd < 0 || !s->out_n || atomic_load(&ep->status) != FAB_WC_OK)
+    if (s->fd < 0 || !s->out_n || fab_ep_base_status(&ep->base) != FAB_WC_OK)
         return;
     rc = jaccl_sock_send_nb(s->fd, s->out, s->out_n, &done);
     if (done) {
@@ -166,7 +166,7 @@ static void side_lost(struct fab_ep *ep, const char *why, uint64_t now)
 {
     do {
         vb_ep_drain(ep, now);
-    } while (ep->drain_more && atomic_load(&ep->status) == FAB_WC_OK);
+    } while (ep->drain_more && fab_ep_base_status(&ep->base) == FAB_WC_OK);
     if (why)
         vb_ep_fail(ep, FAB_WC_PEER_LOST, "%s", why);
     else
@@ -177,7 +177,7 @@ void vb_side_read(struct fab_ep *ep, uint64_t now)
 {
     struct vb_side *s = &ep->side;
 
-    while (s->fd >= 0 && atomic_load(&ep->status) == FAB_WC_OK) {
+    while (s->fd >= 0 && fab_ep_base_status(&ep->base) == FAB_WC_OK) {
         ssize_t n = recv(s->fd, s->in + s->in_n, sizeof(s->in) - s->in_n, MSG_DONTWAIT);
         uint32_t off = 0;
 
@@ -202,7 +202,7 @@ uint64_t vb_side_timer(struct fab_ep *ep, uint64_t now)
 {
     uint64_t hb;
 
-    if (!ep->connected || ep->liveness_ns == 0 || atomic_load(&ep->status) != FAB_WC_OK)
+    if (!ep->connected || ep->liveness_ns == 0 || fab_ep_base_status(&ep->base) != FAB_WC_OK)
         return UINT64_MAX;
     if (now - ep->last_rx_ns > ep->liveness_ns) {
         vb_ep_fail(ep, FAB_WC_PEER_LOST, "silent for %.1f s (NCCL_JACCL_TIMEOUT)",

@@ -53,14 +53,14 @@ static uint64_t ep_service(struct fab_domain *dom, struct fab_ep *ep, int cq_ev,
     uint64_t next = UINT64_MAX;
 
     pthread_mutex_lock(&ep->mu);
-    if ((cq_ev || ep->drain_more) && atomic_load(&ep->status) == FAB_WC_OK) {
+    if ((cq_ev || ep->drain_more) && fab_ep_base_status(&ep->base) == FAB_WC_OK) {
         if (cq_ev)
             dom->ibv->req_notify_cq(ep->hcq, 0);
         vb_ep_drain(ep, now);
         if (ep->drain_more)
             next = now; /* come back at once */
     }
-    if (ep->connected && atomic_load(&ep->status) == FAB_WC_OK) {
+    if (ep->connected && fab_ep_base_status(&ep->base) == FAB_WC_OK) {
         if (sock_ev)
             vb_side_read(ep, now);
         uint64_t t = vb_side_timer(ep, now);
@@ -73,7 +73,8 @@ static uint64_t ep_service(struct fab_domain *dom, struct fab_ep *ep, int cq_ev,
             next = t < next ? t : next;
         }
         vb_side_flush(ep);
-        if (atomic_load(&ep->status) == FAB_WC_OK && (ep->side.out_n != 0) != ep->side.want_out)
+        if (fab_ep_base_status(&ep->base) == FAB_WC_OK &&
+            (ep->side.out_n != 0) != ep->side.want_out)
             vb_thread_watch(dom, ep);
     }
     pthread_mutex_unlock(&ep->mu);

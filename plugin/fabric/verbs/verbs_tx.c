@@ -155,7 +155,7 @@ void vb_tx_pump(struct fab_ep *ep, struct vb_lane *l, uint64_t now)
     size_t bytes = 0;
     int n = 0;
 
-    if (atomic_load(&ep->status) != FAB_WC_OK || !ep->peer_ready || tx->probe_pending)
+    if (fab_ep_base_status(&ep->base) != FAB_WC_OK || !ep->peer_ready || tx->probe_pending)
         return;
     while (tx->hw_n + (uint32_t)n < VB_HW_SQ && tx->hw_bytes + bytes < VB_HW_BYTES &&
            tx->snd - tx->una < tx->cwnd) {

@@ -25,8 +25,8 @@ static void wc_error(struct fab_ep *ep, struct vb_lane *l, const struct ibv_wc *
 {
     JWARN("verbs fabric: peer %s, device %s, lane %d (QP %u): completion error %s (status %d, "
           "opcode %d, vendor error 0x%x)",
-          ep->peer, ep->dom->dev->info.name, l->idx, wc->qp_num, ep->ibv->wc_status_str(wc->status),
-          (int)wc->status, (int)wc->opcode, wc->vendor_err);
+          ep->base.peer, ep->dom->dev->info.name, l->idx, wc->qp_num,
+          ep->ibv->wc_status_str(wc->status), (int)wc->status, (int)wc->opcode, wc->vendor_err);
     vb_ep_fail(ep, vb_wc_status(wc->status),
                "completion error on lane %d (QP %u): %s (status %d, opcode %d, vendor error "
                "0x%x)",
@@ -38,7 +38,7 @@ static void wc_one(struct fab_ep *ep, const struct ibv_wc *wc, uint64_t now)
 {
     struct vb_lane *l = lane_of(ep, wc->qp_num);
 
-    if (!l || atomic_load(&ep->status) != FAB_WC_OK)
+    if (!l || fab_ep_base_status(&ep->base) != FAB_WC_OK)
         return; /* after a failure only flush errors arrive: the caller has its completions */
     if (wc->status != IBV_WC_SUCCESS) {
         wc_error(ep, l, wc);
@@ -90,6 +90,6 @@ void vb_ep_drain(struct fab_ep *ep, uint64_t now)
     ep->stats.drains += total > 0;
     if (n < 0)
         vb_ep_fail(ep, FAB_WC_LOCAL_ERR, "polling the completion queue failed (%d)", n);
-    for (int i = 0; i < ep->nlanes && atomic_load(&ep->status) == FAB_WC_OK; i++)
+    for (int i = 0; i < ep->nlanes && fab_ep_base_status(&ep->base) == FAB_WC_OK; i++)
         lane_after_drain(ep, &ep->lane[i], now);
 }
