@@ -19,6 +19,7 @@
 #include "core/version.h"
 #include "fabric/tcp/tcp.h"
 #include "fabric/verbs/verbs.h"
+#include "util/counters.h"
 #include "util/log.h"
 #include "util/param.h"
 
@@ -115,6 +116,7 @@ static void log_verbs_fallback(const char *why)
 static int fabric_pick(void)
 {
     const char *want = jaccl_param_str(JP_FABRIC);
+    jaccl_counters_init(); /* before any fabric thread can count */
     if (strcmp(want, "tcp") != 0) {
         int n = fab_verbs_ops.init();
         if (n > 0) {

@@ -7,6 +7,7 @@
 
 #include "fabric/swcq.h"
 #include "util/clock.h"
+#include "util/counters.h"
 #include "util/log.h"
 
 /* A waiter re-reads jaccl_now_ns() at least this often, so an injected test clock that jumps
@@ -27,6 +28,7 @@ int fab_swcq_create(struct fab_domain *dom, int depth, struct fab_cq **out)
         return -ENOMEM;
     }
     pthread_mutex_init(&cq->mu, NULL);
+    pthread_mutex_init(&cq->src_mu, NULL);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&cq->cv, &ca);
@@ -41,6 +43,7 @@ void fab_swcq_destroy(struct fab_cq *cq)
         return;
     pthread_cond_destroy(&cq->cv);
     pthread_mutex_destroy(&cq->mu);
+    pthread_mutex_destroy(&cq->src_mu);
     free(cq->ring);
     free(cq);
 }
@@ -78,12 +81,47 @@ void fab_swcq_push(struct fab_cq *cq, const struct fab_wc *wc)
     }
     cq->ring[(cq->head + cq->n) % cq->cap] = *wc;
     cq->n++;
-    if (cq->waiters)
+    if (cq->waiters) {
+        jaccl_count(JC_CQ_SIGNAL, 1);
         pthread_cond_broadcast(&cq->cv);
+    }
     pthread_mutex_unlock(&cq->mu);
 }
 
-int fab_swcq_poll(struct fab_cq *cq, struct fab_wc *wc, int max)
+void fab_swcq_attach(struct fab_cq *cq, struct fab_cq_src *src)
+{
+    pthread_mutex_lock(&cq->src_mu);
+    src->next = cq->srcs;
+    cq->srcs = src;
+    pthread_mutex_unlock(&cq->src_mu);
+}
+
+void fab_swcq_detach(struct fab_cq *cq, struct fab_cq_src *src)
+{
+    pthread_mutex_lock(&cq->src_mu);
+    for (struct fab_cq_src **p = &cq->srcs; *p; p = &(*p)->next) {
+        if (*p == src) {
+            *p = src->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&cq->src_mu);
+}
+
+int fab_swcq_drive(struct fab_cq *cq)
+{
+    int moved = 0;
+
+    /* Another poller holding it is driving the same sources right now: nothing to add. */
+    if (pthread_mutex_trylock(&cq->src_mu) != 0)
+        return 0;
+    for (struct fab_cq_src *s = cq->srcs; s; s = s->next)
+        moved += s->drive(s);
+    pthread_mutex_unlock(&cq->src_mu);
+    return moved;
+}
+
+static int swcq_pop(struct fab_cq *cq, struct fab_wc *wc, int max)
 {
     int k = 0;
 
@@ -94,6 +132,17 @@ int fab_swcq_poll(struct fab_cq *cq, struct fab_wc *wc, int max)
         cq->n--;
     }
     pthread_mutex_unlock(&cq->mu);
+    return k;
+}
+
+/* The caller's thread does the receive work itself when the ring cannot fill its array: no
+ * hop through a progress thread and no kernel wake-up on the path of a message. */
+int fab_swcq_poll(struct fab_cq *cq, struct fab_wc *wc, int max)
+{
+    int k = swcq_pop(cq, wc, max);
+
+    if (k < max && fab_swcq_drive(cq) > 0)
+        k += swcq_pop(cq, wc + k, max - k);
     return k;
 }
 

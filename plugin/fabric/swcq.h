@@ -11,6 +11,15 @@
 
 #include "fabric/fabric.h"
 
+/* Something that can make progress for a CQ from the polling thread itself (an endpoint of
+ * either back end). drive() never blocks: it takes its own locks with trylock and returns at
+ * once when another thread (the back end's progress thread, another poller) holds them. It
+ * returns the number of completions it may have pushed (0: nothing moved). */
+struct fab_cq_src {
+    struct fab_cq_src *next;
+    int (*drive)(struct fab_cq_src *src);
+};
+
 struct fab_cq {
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -19,6 +28,10 @@ struct fab_cq {
     int waiters;
     int wake_pending; /* a cq_wake came while nobody waited */
     uint64_t wake_gen;
+    /* Sources polled inline (see fab_swcq_attach). src_mu is taken before any back-end lock:
+     * pollers trylock it, attach/detach lock it, so a detach waits for a drive in flight. */
+    pthread_mutex_t src_mu;
+    struct fab_cq_src *srcs;
 };
 
 /* The fab_ops CQ slots of both back ends. */
@@ -27,6 +40,13 @@ void fab_swcq_destroy(struct fab_cq *cq);
 int fab_swcq_poll(struct fab_cq *cq, struct fab_wc *wc, int max);
 int fab_swcq_wait(struct fab_cq *cq, uint64_t deadline_ns);
 void fab_swcq_wake(struct fab_cq *cq);
+/* Back ends register an endpoint's inline progress once its sockets/QPs are live, and remove it
+ * before freeing the endpoint (detach returns only when no drive() of it is running). */
+void fab_swcq_attach(struct fab_cq *cq, struct fab_cq_src *src);
+void fab_swcq_detach(struct fab_cq *cq, struct fab_cq_src *src);
+/* Runs every attached source once (skipped if another poller is at it); returns the sum of
+ * their drive() results. cq_poll calls it when the ring alone cannot fill the caller's array. */
+int fab_swcq_drive(struct fab_cq *cq);
 /* Back ends report a completion. */
 void fab_swcq_push(struct fab_cq *cq, const struct fab_wc *wc);
 

@@ -14,11 +14,15 @@ static const char *const family_choices[] = {"", "AF_INET", "AF_INET6", NULL};
 static const char *const algo_choices[] = {"auto", "ring", "mesh", NULL};
 static const char *const qp_type_choices[] = {"uc", "rc", NULL};
 
+/* Measured with jaccl-coll-perf on a 2-core box (see docs/design.md, "Inline progress"). */
+#define SPIN_US_DEFAULT 50
+
 #define S_TRANSPORT "Transport selection"
 #define S_P2P       "Point-to-point transfers"
 #define S_COLL      "Collectives (CollNet)"
 #define S_VERBS     "RDMA (verbs fabric)"
 #define S_QOS       "Traffic class and service level"
+#define S_PROGRESS  "Progress and debugging"
 
 #define P_INT(id_, name_, def_, min_, max_, unit_, nccl_, sec_, doc_) \
     [id_] = {.name = name_,                                           \
@@ -119,6 +123,18 @@ static const struct jaccl_param_desc g_params[JP_NUM_PARAMS] = {
               "InfiniBand service level of every verbs queue pair (on RoCE the NIC maps it to "
               "a priority). `-1` = unset: the communicator's `trafficClass` if NCCL gave one "
               "that fits (0 to 15), else 0. TCP sockets have no service level."),
+        P_INT(JP_SPIN_US, "NCCL_JACCL_SPIN_US", SPIN_US_DEFAULT, 0, 10000, "microseconds", NULL,
+              S_PROGRESS,
+              "How long a thread about to sleep for a completion (a progress thread in "
+              "`cq_wait`) keeps polling first, doing the fabric's receive work itself, when a "
+              "completion is likely to be imminent. The spin shrinks by itself while it keeps "
+              "coming up empty and yields the CPU on every round, so ranks that outnumber the "
+              "cores do not starve each other. `0` = never spin: always sleep in the kernel."),
+        P_INT(JP_DEBUG_COUNTERS, "NCCL_JACCL_DEBUG_COUNTERS", 0, 0, 1, NULL, NULL, S_PROGRESS,
+              "`1` counts the data path's system calls (sendmsg, recvmsg by the I/O thread and "
+              "by pollers), wake-ups (epoll returns, eventfd writes, condition-variable signals) "
+              "and bytes copied through receive staging buffers, process-wide, with one relaxed "
+              "atomic add each. `jaccl-perf p2p` prints them per message. `0` = not counted."),
 };
 
 const struct jaccl_param_desc *jaccl_param_desc(enum jaccl_param_id id)
