@@ -7,6 +7,7 @@
 #define JACCL_FABRIC_SWCQ_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "fabric/fabric.h"
@@ -18,6 +19,9 @@
 struct fab_cq_src {
     struct fab_cq_src *next;
     int (*drive)(struct fab_cq_src *src);
+    /* The poller is about to sleep in cq_wait: the back end's own threads must watch for
+     * everything again, at once (a back end that stepped back while pollers were active). */
+    void (*quiet)(struct fab_cq_src *src);
 };
 
 struct fab_cq {
@@ -32,6 +36,10 @@ struct fab_cq {
      * pollers trylock it, attach/detach lock it, so a detach waits for a drive in flight. */
     pthread_mutex_t src_mu;
     struct fab_cq_src *srcs;
+    /* cq_wait's spin (NCCL_JACCL_SPIN_US): the most, and what it is now; it halves after
+     * a spin that found nothing and is back at the most after one that did. */
+    uint64_t spin_max_ns;
+    _Atomic uint64_t spin_ns;
 };
 
 /* The fab_ops CQ slots of both back ends. */

@@ -163,6 +163,7 @@ int fab_tcp_ep_connect(struct fab_ep *ep, const void *peer_info, size_t len, con
         return tcp_ep_connect_failed(ep, rc);
     /* From now on cq_poll reads the lanes too (see tcp_int.h on who reads a socket). */
     ep->src.drive = fab_tcp_ep_drive;
+    ep->src.quiet = fab_tcp_ep_quiet;
     fab_swcq_attach(ep->cq, &ep->src);
     ep->src_attached = 1;
     return 0;

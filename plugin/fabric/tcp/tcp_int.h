@@ -141,7 +141,7 @@ struct fab_ep {
     struct fab_cq_src src;       /* inline progress from cq_poll; attached while connected */
     int src_attached;
     _Atomic uint64_t last_drive_ns; /* when a poller last drove it (tcp_io.c: hand-off) */
-    int io_polled;                  /* I/O thread only: EPOLLIN is off, pollers read */
+    atomic_int io_polled; /* EPOLLIN is off, pollers read (written by the I/O thread only) */
     struct tcp_lane lane[];
 };
 
@@ -194,5 +194,7 @@ int fab_tcp_io_start(struct fab_ep *ep);
 void fab_tcp_io_wake(struct fab_ep *ep);
 /* The fab_cq_src drive() of an endpoint: the polling thread reads the lanes that expect data. */
 int fab_tcp_ep_drive(struct fab_cq_src *src);
+/* Its quiet(): hands all reading back to the I/O thread at once. */
+void fab_tcp_ep_quiet(struct fab_cq_src *src);
 
 #endif

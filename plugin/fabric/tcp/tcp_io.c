@@ -119,7 +119,7 @@ static int tcp_io_healthy(struct fab_ep *ep)
 
 static int tcp_io_polled(struct fab_ep *ep)
 {
-    uint64_t last = atomic_load_explicit(&ep->last_drive_ns, memory_order_relaxed);
+    uint64_t last = atomic_load(&ep->last_drive_ns); /* seq_cst: pairs with fab_tcp_ep_quiet */
     uint64_t now = jaccl_now_ns();
 
     return last != 0 && (now < last || now - last < TCP_HANDOFF_NS);
@@ -156,9 +156,13 @@ static void tcp_io_follow_pollers(struct fab_ep *ep)
                 return;
             }
         }
-        ep->io_polled = polled;
+        atomic_store(&ep->io_polled, polled);
         jaccl_count(JC_HANDOFF, 1);
         tcp_io_mark_all(ep);
+        /* A quiet() that ran meanwhile saw io_polled still 0 and sent no wake: look again (both
+         * sides store, then load, sequentially consistent, so one of them sees the other). */
+        if (polled && !tcp_io_polled(ep))
+            tcp_io_follow_pollers(ep);
     } else if (polled) {
         tcp_io_mark_all(ep);
     }
@@ -217,6 +221,17 @@ int fab_tcp_ep_drive(struct fab_cq_src *src)
         pthread_mutex_unlock(&l->rx_mu);
     }
     return moved;
+}
+
+/* The fab_cq_src quiet(): no poller reads any more, so the I/O thread listens for EPOLLIN
+ * again now rather than on its next tick. */
+void fab_tcp_ep_quiet(struct fab_cq_src *src)
+{
+    struct fab_ep *ep = (struct fab_ep *)((char *)src - offsetof(struct fab_ep, src));
+
+    atomic_store(&ep->last_drive_ns, 0);
+    if (atomic_load(&ep->io_polled))
+        fab_tcp_io_wake(ep);
 }
 
 static void *tcp_io_main(void *arg)

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* CPU crowding (see crowd.h). */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/clock.h"
+#include "util/crowd.h"
+
+#define CROWD_SAMPLE_NS 20000000ull /* 20 ms */
+
+static _Atomic uint64_t g_next_ns;
+static atomic_int g_crowded;
+static double g_avg; /* procs_running, moving average; written by the sampling thread only */
+static atomic_flag g_sampling = ATOMIC_FLAG_INIT;
+
+/* procs_running from /proc/stat, or -1. */
+static int procs_running(void)
+{
+    char buf[8192];
+    int fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
+    ssize_t n;
+    char *p;
+
+    if (fd < 0)
+        return -1;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    p = strstr(buf, "procs_running ");
+    return p ? atoi(p + strlen("procs_running ")) : -1;
+}
+
+static int cpus_usable(void)
+{
+    cpu_set_t set;
+
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+        return CPU_COUNT(&set);
+    return (int)sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+/* One sample into the average (a quarter weight: about the last 100 ms). */
+static void crowd_sample(void)
+{
+    int run = procs_running(), cpus = cpus_usable();
+
+    if (run < 0 || cpus < 1)
+        return;
+    g_avg = g_avg == 0 ? run : 0.75 * g_avg + 0.25 * run;
+    /* The sampler is runnable itself, hence the half thread of slack. */
+    atomic_store_explicit(&g_crowded, g_avg > cpus + 0.5, memory_order_relaxed);
+}
+
+int jaccl_cpu_crowded(void)
+{
+    uint64_t now = jaccl_now_ns();
+
+    if (now >= atomic_load_explicit(&g_next_ns, memory_order_relaxed) &&
+        !atomic_flag_test_and_set(&g_sampling)) {
+        atomic_store_explicit(&g_next_ns, now + CROWD_SAMPLE_NS, memory_order_relaxed);
+        crowd_sample();
+        atomic_flag_clear(&g_sampling);
+    }
+    return atomic_load_explicit(&g_crowded, memory_order_relaxed);
+}
