@@ -10,5 +10,7 @@
  * CPUs. Cheap: the system's count (/proc/stat procs_running) is sampled at most every 20 ms by
  * whichever caller comes first; where it cannot be read the answer is 0. */
 int jaccl_cpu_crowded(void);
+/* Tests: 0 or 1 fixes the answer, -1 measures again. */
+void jaccl_cpu_crowd_force(int v);
 
 #endif

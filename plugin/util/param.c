@@ -14,7 +14,8 @@ static const char *const family_choices[] = {"", "AF_INET", "AF_INET6", NULL};
 static const char *const algo_choices[] = {"auto", "ring", "mesh", NULL};
 static const char *const qp_type_choices[] = {"uc", "rc", NULL};
 
-/* Measured with jaccl-coll-perf on a 2-core box (see docs/design.md, "Inline progress"). */
+/* jaccl-coll-perf allreduce -N 2 -b 4K on a 2-core box: 139 us at 0, 51 at 50, 71 at 200
+ * (docs/design.md, "Inline progress"). */
 #define SPIN_US_DEFAULT 50
 
 #define S_TRANSPORT "Transport selection"

@@ -2,7 +2,9 @@
 /* The endpoint's I/O thread: sleeps in epoll_wait on the lane sockets (edge-triggered, so
  * EPOLLOUT needs no re-arming) and an eventfd, reads every lane, finishes sends the posters left
  * behind, sends heartbeats and watches the liveness deadline. Once the endpoint is in error it
- * flushes the queues, shuts the sockets down (so the peer hears at once) and leaves. */
+ * flushes the queues, shuts the sockets down (so the peer hears at once) and leaves.
+ * Threads polling the endpoint's CQ read the lanes too (fab_tcp_ep_drive); while they do, the
+ * thread leaves EPOLLIN off and only ticks (see TCP_HANDOFF_NS). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
