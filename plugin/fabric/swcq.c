@@ -119,9 +119,8 @@ int fab_swcq_drive(struct fab_cq *cq)
 {
     int moved = 0;
 
-    /* Crowded CPUs: the back ends' threads, woken by the kernel, do the work (crowd.h).
-     * Another poller holding src_mu is driving the same sources right now: nothing to add. */
-    if (jaccl_cpu_crowded() || pthread_mutex_trylock(&cq->src_mu) != 0)
+    /* Another poller holding it is driving the same sources right now: nothing to add. */
+    if (pthread_mutex_trylock(&cq->src_mu) != 0)
         return 0;
     for (struct fab_cq_src *s = cq->srcs; s; s = s->next)
         moved += s->drive(s);

@@ -95,18 +95,20 @@ static void test_wait_spin_finds_completion(void **state)
     fab_swcq_destroy(cq);
 }
 
-/* Crowded CPUs: no inline work and no spin, the wait sleeps at once. */
+/* Crowded CPUs: polls still drive, but cq_wait does not spin: it sleeps at once. */
 static void test_crowded_no_inline(void **state)
 {
     struct fab_cq *cq = make_cq("100000");
-    struct fake_src f = {.src = {.drive = fake_drive, .quiet = fake_quiet}, .cq = cq, .push_on = 1};
+    struct fake_src f = {.src = {.drive = fake_drive, .quiet = fake_quiet}, .cq = cq};
     struct fab_wc wc[4];
 
     jaccl_cpu_crowd_force(1);
     fab_swcq_attach(cq, &f.src);
+    f.push_on = 2; /* a spin's second drive would find it */
     assert_int_equal(fab_swcq_poll(cq, wc, 4), 0);
+    assert_int_equal(f.drives, 1);
     assert_int_equal(fab_swcq_wait(cq, jaccl_now_ns() + 1000000), -ETIMEDOUT);
-    assert_int_equal(f.drives, 0);
+    assert_int_equal(f.drives, 1);
     assert_int_equal(f.quiets, 1);
     jaccl_cpu_crowd_force(0);
     fab_swcq_detach(cq, &f.src);

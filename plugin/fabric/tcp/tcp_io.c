@@ -19,6 +19,7 @@
 #include "fabric/tcp/tcp_int.h"
 #include "util/clock.h"
 #include "util/counters.h"
+#include "util/crowd.h"
 
 #define TCP_WAKE_TAG UINT32_MAX /* epoll tag of the eventfd; lanes are tagged by index */
 /* A poller drove the endpoint this recently: it does the reading, and the I/O thread stops
@@ -206,7 +207,10 @@ int fab_tcp_ep_drive(struct fab_cq_src *src)
     struct fab_ep *ep = (struct fab_ep *)((char *)src - offsetof(struct fab_ep, src));
     int moved = 0;
 
-    atomic_store_explicit(&ep->last_drive_ns, jaccl_now_ns(), memory_order_relaxed);
+    /* Crowded CPUs: a poller may be preempted for a whole time slice, so the I/O thread keeps
+     * listening (crowd.h); the poller still reads whatever it finds first. */
+    atomic_store_explicit(&ep->last_drive_ns, jaccl_cpu_crowded() ? 0 : jaccl_now_ns(),
+                          memory_order_relaxed);
     for (int i = 0; i < ep->nlanes && tcp_io_healthy(ep); i++) {
         struct tcp_lane *l = &ep->lane[i];
 
