@@ -32,6 +32,9 @@
 #define TCP_MAX_MSG   (1u << 30) /* 1 GiB: fits the wire's 32-bit length with room to spare */
 #define TCP_STAGE     4096       /* receive staging: headers and the head of each payload */
 #define TCP_RX_BUDGET (8u << 20) /* bytes one lane may read before the others get a turn */
+/* The same for a poller: its caller (a test() loop, a collective's progress thread) has other
+ * work, and the I/O thread, woken by the same data, carries on with a large message. */
+#define TCP_RX_POLL_BUDGET (256u << 10)
 
 /* ---- devices (tcp_dev.c) ---- */
 int fab_tcp_init(void);

@@ -271,7 +271,9 @@ int fab_tcp_rx_service(struct fab_ep *ep, struct tcp_lane *l)
     ssize_t n = 0;
     int done = 0;
 
-    while (total < TCP_RX_BUDGET) {
+    size_t budget = l->rx.polling ? TCP_RX_POLL_BUDGET : TCP_RX_BUDGET;
+
+    while (total < budget) {
         int was_in_msg = l->rx.in_msg;
 
         n = tcp_rx_step(ep, l);
