@@ -39,8 +39,8 @@
  * the back end first (TCP's I/O thread stops listening for reads while pollers are active and
  * resumes at once when one goes to sleep, else at the latest 1 ms after the last poll). The
  * back ends' threads still make every progress nobody polls for (heartbeats, liveness, EOF,
- * unexpected frames). While more threads are runnable than there are CPUs, polls do no
- * inline work and cq_wait does not spin: the threads woken by the kernel do better then.
+ * unexpected frames). While more than twice as many threads are runnable as there are CPUs,
+ * the back ends' threads keep listening and cq_wait does not spin (a poller may be preempted).
  */
 #ifndef JACCL_FABRIC_H
 #define JACCL_FABRIC_H

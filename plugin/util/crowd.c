@@ -59,8 +59,11 @@ static void crowd_sample(void)
     if (run < 0 || cpus < 1)
         return;
     g_avg = g_avg == 0 ? run : 0.75 * g_avg + 0.25 * run;
-    /* The sampler is runnable itself, hence the half thread of slack. */
-    atomic_store_explicit(&g_crowded, g_avg > cpus + 0.5, memory_order_relaxed);
+    /* Pollers that spin anyway (NCCL's proxy in test()) are runnable all the time: one per rank
+     * on every core is the very case inline progress is for, so only twice as many runnable
+     * threads as CPUs counts as crowded (measured on 2 cores: 2 ranks plus other jobs' load
+     * still gain from the hand-off, 8 ranks do not). */
+    atomic_store_explicit(&g_crowded, g_avg > 2.0 * cpus, memory_order_relaxed);
 }
 
 int jaccl_cpu_crowded(void)

@@ -6,8 +6,8 @@
 #ifndef JACCL_UTIL_CROWD_H
 #define JACCL_UTIL_CROWD_H
 
-/* 1 if, averaged over the last ~100 ms, more threads were runnable than this process may use
- * CPUs. Cheap: the system's count (/proc/loadavg) is sampled at most every 20 ms by
+/* 1 if, averaged over the last ~100 ms, more than twice as many threads were runnable as this
+ * process may use CPUs. Cheap: the system's count (/proc/loadavg) is sampled at most every 20 ms by
  * whichever caller comes first; where it cannot be read the answer is 0. */
 int jaccl_cpu_crowded(void);
 /* Tests: 0 or 1 fixes the answer, -1 measures again. */
