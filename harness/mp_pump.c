@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Plain socket pump between two ranks, the yardstick for the plugin's bandwidth. */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/tcp.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -75,8 +77,8 @@ static double pump_rx(int lfd, char *buf, size_t span)
     return t0 && t > 0 ? (double)bytes / t / 1e9 : -1;
 }
 
-/* The receiver published its port before the barrier that precedes this. */
-static double pump_tx(int rx, char *buf, size_t span, double seconds)
+/* Connects to the port rank `rx` published before the barrier that precedes this. */
+static int connect_to(int rx)
 {
     struct sockaddr_storage a;
     socklen_t len;
@@ -94,6 +96,14 @@ static double pump_tx(int rx, char *buf, size_t span, double seconds)
             close(fd);
         return -1;
     }
+    return fd;
+}
+
+static double pump_tx(int rx, char *buf, size_t span, double seconds)
+{
+    int fd = connect_to(rx);
+    if (fd < 0)
+        return -1;
     double end = mp_now() + seconds;
     size_t off = 0;
     while (mp_now() < end)
@@ -124,4 +134,68 @@ double mp_pump_tcp(int tx, int rx, double seconds, size_t span)
     mp_barrier();
     mp_free(buf, span);
     return rate < 0 ? -1 : mp_value_get(rx, V_RATE);
+}
+
+/* Moves exactly len bytes; `busy` polls with MSG_DONTWAIT instead of sleeping in the kernel. */
+static int pp_io(int fd, char *buf, size_t len, int is_send, int busy)
+{
+    int flags = busy ? MSG_DONTWAIT : 0;
+    for (size_t done = 0; done < len;) {
+        ssize_t r = is_send ? send(fd, buf + done, len - done, flags | MSG_NOSIGNAL)
+                            : recv(fd, buf + done, len - done, flags);
+        if (r > 0)
+            done += (size_t)r;
+        else if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+            return -1;
+    }
+    return 0;
+}
+
+/* Rank a sends, rank b echoes; a times it. */
+static double pp_loop(int fd, char *buf, size_t size, int iters, int busy, int first)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    double t0 = mp_now();
+    for (int i = 0; i < iters; i++) {
+        if (first && pp_io(fd, buf, size, 1, busy) != 0)
+            return -1;
+        if (pp_io(fd, buf, size, 0, busy) != 0)
+            return -1;
+        if (!first && pp_io(fd, buf, size, 1, busy) != 0)
+            return -1;
+    }
+    return (mp_now() - t0) / iters / 2;
+}
+
+double mp_pingpong_tcp(int a, int b, size_t size, int iters, int busy)
+{
+    char *buf = mp_alloc(size ? size : 1);
+    double lat = -1;
+    if (!buf)
+        return -1;
+    memset(buf, 1, size ? size : 1);
+    int port = 0, lfd = mp_rank == b ? listen_any(&port) : -1;
+    if (mp_rank == b)
+        mp_flag_set(b, F_PORT, lfd < 0 ? -1 : port);
+    mp_barrier();
+    if (mp_rank == a) {
+        int fd = connect_to(b);
+        lat = fd < 0 ? -1 : pp_loop(fd, buf, size, iters, busy, 1);
+        if (fd >= 0)
+            close(fd);
+        mp_value_set(V_RATE, lat);
+    } else if (mp_rank == b && lfd >= 0) {
+        struct pollfd pl = {.fd = lfd, .events = POLLIN};
+        int fd = poll(&pl, 1, mp_scaled(10) * 1000) == 1 ? accept(lfd, NULL, NULL) : -1;
+        if (fd >= 0) {
+            pp_loop(fd, buf, size, iters, busy, 0);
+            close(fd);
+        }
+    }
+    if (lfd >= 0)
+        close(lfd);
+    mp_barrier();
+    mp_free(buf, size ? size : 1);
+    return mp_value_get(a, V_RATE);
 }

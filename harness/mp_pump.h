@@ -14,4 +14,10 @@
  * GB/s (1e9 bytes/s) on every rank, or -1 on failure. Uses the harness's flags and values. */
 double mp_pump_tcp(int tx, int rx, double seconds, size_t span);
 
+/* Called by all ranks: a ping-pong of `size` bytes between ranks a (sends first) and b over a
+ * plain TCP_NODELAY socket, `iters` round trips; `busy` spins on MSG_DONTWAIT instead of
+ * sleeping in recv(). The yardstick for the plugin's latency. Returns one-way seconds on every
+ * rank, or -1 on failure. */
+double mp_pingpong_tcp(int a, int b, size_t size, int iters, int busy);
+
 #endif

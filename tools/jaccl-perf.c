@@ -20,7 +20,9 @@
  *
  * New modes go in the `modes` table at the bottom: each gets the parsed options and runs its
  * own ranks through mp_run. */
+#include <dlfcn.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,12 +35,26 @@
 #define RATIO_FROM  (4u << 20) /* the 90 % target applies from here up */
 #define MAX_STAGING (16u << 20)
 #define MAX_ROWS    64
-#define V_BW_TIME   0 /* rank 1: seconds for the timed messages of the current size */
+#define V_BW_TIME   0          /* rank 1: seconds for the timed messages of the current size */
+#define V_CNT       1          /* V_CNT + CNT_*: a rank's debug counters over the ping-pong */
+#define RAW_PP_MAX  (1u << 20) /* raw ping-pongs for sizes up to here (cheap) */
+
+/* Debug-counter groups shown per message (the plugin's counter names, util/counters.h). */
+enum { CNT_TX, CNT_RX, CNT_RX_POLL, CNT_WAKE, CNT_STAGE, CNT_N };
+static const char *const cnt_src[CNT_N][3] = {
+        [CNT_TX] = {"sendmsg"},           [CNT_RX] = {"recvmsg_io"},
+        [CNT_RX_POLL] = {"recvmsg_poll"}, [CNT_WAKE] = {"epoll_wake", "eventfd_wake", "cq_signal"},
+        [CNT_STAGE] = {"stage_bytes"},
+};
+static const char *const cnt_label[CNT_N] = {"sendmsg", "recvmsg(io thread)", "recvmsg(poller)",
+                                             "wake-ups", "staged bytes"};
 
 struct row {
     size_t size;
     int iters;
-    double per_s, lat_s; /* seconds per streamed message, one-way ping-pong seconds */
+    double per_s, lat_s;  /* seconds per streamed message, one-way ping-pong seconds */
+    double tcp_s, busy_s; /* raw socket ping-pong, one-way: blocking, MSG_DONTWAIT spin */
+    double cnt[CNT_N];    /* debug counters per one-way message, both ranks; < 0: none */
 };
 
 struct p2p_run {
@@ -50,6 +66,7 @@ struct p2p_run {
     size_t bytes;
     double raw[2]; /* GB/s before and after the sweep */
     double span;   /* GB/s of the pump cycling through max_bytes */
+    int (*counters)(uint64_t *vals, const char **names, int max); /* the plugin's, or NULL */
     struct row rows[MAX_ROWS];
     int nrows;
 };
@@ -80,6 +97,22 @@ static double stream(struct p2p_run *p, size_t size, int count)
     if (mp_flows_run(&f, 1, mp_scaled(120)) != 0)
         MP_CHECK(0, "%zu-byte stream: %s", size, mp_result_str(f.err));
     return mp_now() - t0;
+}
+
+/* This rank's counter groups now (the plugin's jaccl_debug_counters; all zero unless
+ * NCCL_JACCL_DEBUG_COUNTERS=1). */
+static void counters_now(const struct p2p_run *p, double *out)
+{
+    uint64_t v[64] = {0};
+    const char *name[64] = {0};
+    int n = p->counters ? p->counters(v, name, 64) : 0;
+    for (int g = 0; g < CNT_N; g++) {
+        out[g] = 0;
+        for (int k = 0; k < 3 && cnt_src[g][k]; k++)
+            for (int i = 0; i < n && i < 64; i++)
+                if (name[i] && strcmp(name[i], cnt_src[g][k]) == 0)
+                    out[g] += (double)v[i];
+    }
 }
 
 /* Ping-pong: rank 0 sends, rank 1 echoes. Each side keeps its next receive posted, so the
@@ -136,8 +169,30 @@ static void print_header(const struct p2p_run *p, double raw)
     printf("# the same pump cycling through %s (memory traffic of the largest message): "
            "%.2f GB/s\n#\n",
            mp_fmt_bytes(p->o->max_bytes, b, sizeof(b)), p->span);
-    printf("# %10s %8s %11s %11s %11s %8s %8s\n", "size", "iters", "time_us", "algbw_GB/s",
-           "lat_us", "vs_raw", "vs_span");
+    printf("# lat_us: jaccl ping-pong, one-way; tcp_us / busy_us: a plain TCP_NODELAY socket's in "
+           "the same run,\n# blocking / spinning on MSG_DONTWAIT; vs_tcp = lat_us / tcp_us "
+           "(target <= 1.5); kmsg/s: %d in flight\n#\n",
+           p->o->window);
+    printf("# %10s %8s %11s %11s %9s %11s %8s %8s %7s %8s %8s\n", "size", "iters", "time_us",
+           "algbw_GB/s", "kmsg/s", "lat_us", "tcp_us", "busy_us", "vs_tcp", "vs_raw", "vs_span");
+}
+
+/* One line per size with the plugin's debug counters per one-way ping-pong message (both
+ * ranks' system calls and wake-ups together), when NCCL_JACCL_DEBUG_COUNTERS=1 counted any. */
+static void print_counters(const struct p2p_run *p)
+{
+    const char *on = getenv("NCCL_JACCL_DEBUG_COUNTERS");
+    if (!p->counters || !on || strcmp(on, "1") != 0) {
+        printf("#\n# syscalls/msg: not counted (NCCL_JACCL_DEBUG_COUNTERS=1 counts them)\n");
+        return;
+    }
+    printf("#\n# syscalls/msg: per one-way ping-pong message, both ranks\n");
+    for (int i = 0; i < p->nrows; i++) {
+        const struct row *r = &p->rows[i];
+        printf("# syscalls/msg %10zu:", r->size);
+        for (int g = 0; g < CNT_N; g++)
+            printf(" %s %.2f%s", cnt_label[g], r->cnt[g], g + 1 < CNT_N ? "," : "\n");
+    }
 }
 
 /* Rank 0 prints the whole table once the second pump has run. */
@@ -157,9 +212,17 @@ static void print_table(const struct p2p_run *p)
         }
         if (r->size >= RATIO_FROM && p->span > 0)
             snprintf(vspan, sizeof(vspan), "%.2f", bw / p->span);
-        printf("  %10zu %8d %11.2f %11.3f %11.2f %8s %8s\n", r->size, r->iters, r->per_s * 1e6, bw,
-               r->lat_s * 1e6, ratio, vspan);
+        char tcp[16] = "-", busy[16] = "-", vtcp[16] = "-";
+        if (r->tcp_s > 0) {
+            snprintf(tcp, sizeof(tcp), "%.2f", r->tcp_s * 1e6);
+            snprintf(vtcp, sizeof(vtcp), "%.2f", r->lat_s / r->tcp_s);
+        }
+        if (r->busy_s > 0)
+            snprintf(busy, sizeof(busy), "%.2f", r->busy_s * 1e6);
+        printf("  %10zu %8d %11.2f %11.3f %9.1f %11.2f %8s %8s %7s %8s %8s\n", r->size, r->iters,
+               r->per_s * 1e6, bw, 1e-3 / r->per_s, r->lat_s * 1e6, tcp, busy, vtcp, ratio, vspan);
     }
+    print_counters(p);
     if (worst > 0)
         printf("#\n# jaccl / raw at >= 4 MiB: worst %.2f (target >= 0.90): %s\n", worst,
                worst >= 0.9 ? "met" : "NOT met");
@@ -177,14 +240,29 @@ static void one_size(struct p2p_run *p, size_t size)
     double med = mp_median(t, n);
     if (mp_rank == 1)
         mp_value_set(V_BW_TIME, med);
+    double c0[CNT_N], c1[CNT_N];
+    counters_now(p, c0);
     double lat = pingpong(p, size, lat_iters);
+    counters_now(p, c1);
+    for (int g = 0; g < CNT_N; g++)
+        mp_value_set(V_CNT + g, c1[g] - c0[g]);
     mp_barrier();
     MP_CHECK(med > 0, "%zu bytes: no time measured", size);
+    struct row r = {.size = size,
+                    .iters = iters,
+                    .per_s = mp_value_get(1, V_BW_TIME) / iters,
+                    .lat_s = lat,
+                    .tcp_s = -1,
+                    .busy_s = -1};
+    for (int g = 0; g < CNT_N; g++) /* 2 * lat_iters one-way messages in all */
+        r.cnt[g] = (mp_value_get(0, V_CNT + g) + mp_value_get(1, V_CNT + g)) / (2.0 * lat_iters);
+    mp_barrier(); /* the values are read before the raw ping-pongs reuse them */
+    if (size <= RAW_PP_MAX) {
+        r.tcp_s = mp_pingpong_tcp(0, 1, size, lat_iters, 0);
+        r.busy_s = mp_pingpong_tcp(0, 1, size, lat_iters, 1);
+    }
     if (mp_rank == 0 && p->nrows < MAX_ROWS)
-        p->rows[p->nrows++] = (struct row){.size = size,
-                                           .iters = iters,
-                                           .per_s = mp_value_get(1, V_BW_TIME) / iters,
-                                           .lat_s = lat};
+        p->rows[p->nrows++] = r;
 }
 
 static int setup(struct p2p_run *p)
@@ -192,6 +270,8 @@ static int setup(struct p2p_run *p)
     const struct mp_perf_opts *o = p->o;
     if (mp_net_open(&p->net, o->version) != 0 || mp_ring_connect(&p->net, 0, &p->ring) != 0)
         return -1;
+    /* An older build has no counters: the line then says so. */
+    *(void **)&p->counters = dlsym(p->net.lib, "jaccl_debug_counters");
     /* Slots for every message of the window while that fits MAX_STAGING, else MAX_STAGING
      * (smaller sizes keep their own slots) or one largest message. */
     size_t per = o->max_bytes * (size_t)o->window;

@@ -20,6 +20,7 @@
 #include "core/registry.h"
 #include "core/state.h"
 #include "core/version.h"
+#include "util/counters.h"
 #include "util/log.h"
 #include "util/param.h"
 
@@ -117,6 +118,7 @@ static void log_init(void)
  * Caller holds g_lock. */
 static int fabric_open(void)
 {
+    jaccl_counters_init(); /* before any fabric thread can count */
     int n = fab_select(&g_ops);
     if (n == -ENODEV) /* NCCL_JACCL_FABRIC named a back end with no usable device */
         return -EINVAL;

@@ -29,6 +29,18 @@
  *
  * Thread safety: every function may be called from any thread; posts and polls on one
  * endpoint/CQ are serialised inside the back end. Completions are never reported twice.
+ *
+ * Progress: a CQ user needs to do nothing but poll. cq_poll, besides popping the ring, makes
+ * progress itself for every connected endpoint on that CQ (TCP: reads the lanes that expect
+ * data; verbs: drains the hardware CQ), under trylocks shared with the back ends' own threads,
+ * so a message reaches a thread that polls without a hop through a progress thread or a
+ * kernel wake-up. A user that polls in a loop (p2p's test(), which NCCL's proxy spins on) gets
+ * this by calling cq_poll as it does today; one that sleeps must sleep in cq_wait, which tells
+ * the back end first (TCP's I/O thread stops listening for reads while pollers are active and
+ * resumes at once when one goes to sleep, else at the latest 1 ms after the last poll). The
+ * back ends' threads still make every progress nobody polls for (heartbeats, liveness, EOF,
+ * unexpected frames). While more than twice as many threads are runnable as there are CPUs,
+ * the back ends' threads keep listening and cq_wait does not spin (a poller may be preempted).
  */
 #ifndef JACCL_FABRIC_H
 #define JACCL_FABRIC_H
@@ -153,9 +165,10 @@ struct fab_ops {
     struct fab_remote_buf (*mr_remote)(struct fab_mr *mr, struct fab_ep *ep, void *addr);
 
     /* Completion queues. cq_wait blocks until cq_poll may return something or the deadline
-     * (absolute, jaccl_now_ns() scale) passes: returns 0, or -ETIMEDOUT. It sleeps in the
-     * kernel (epoll/condvar/completion channel), never spins. cq_wake makes a waiter return
-     * early (used to stop progress threads). */
+     * (absolute, jaccl_now_ns() scale) passes: returns 0, or -ETIMEDOUT. It first polls for up
+     * to NCCL_JACCL_SPIN_US (less after spins that found nothing, yielding the CPU each round),
+     * then sleeps in the kernel (condvar). cq_wake makes a waiter return early (used to stop
+     * progress threads). cq_poll never blocks and makes inline progress (see "Progress"). */
     int (*cq_create)(struct fab_domain *dom, int depth, struct fab_cq **out);
     void (*cq_destroy)(struct fab_cq *cq);
     int (*cq_poll)(struct fab_cq *cq, struct fab_wc *wc, int max); /* >= 0 entries, never blocks */

@@ -3,15 +3,21 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <time.h>
 
 #include "fabric/swcq.h"
 #include "util/clock.h"
+#include "util/counters.h"
+#include "util/crowd.h"
 #include "util/log.h"
+#include "util/param.h"
 
 /* A waiter re-reads jaccl_now_ns() at least this often, so an injected test clock that jumps
  * past the deadline is noticed. */
 #define SWCQ_SLICE_NS 200000000ull
+/* The spin never shrinks below the most / this, so it keeps probing whether it pays again. */
+#define SWCQ_SPIN_FLOOR_DIV 16
 
 int fab_swcq_create(struct fab_domain *dom, int depth, struct fab_cq **out)
 {
@@ -27,6 +33,9 @@ int fab_swcq_create(struct fab_domain *dom, int depth, struct fab_cq **out)
         return -ENOMEM;
     }
     pthread_mutex_init(&cq->mu, NULL);
+    pthread_mutex_init(&cq->src_mu, NULL);
+    cq->spin_max_ns = (uint64_t)jaccl_param_int(JP_SPIN_US) * 1000;
+    atomic_init(&cq->spin_ns, cq->spin_max_ns);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&cq->cv, &ca);
@@ -41,6 +50,7 @@ void fab_swcq_destroy(struct fab_cq *cq)
         return;
     pthread_cond_destroy(&cq->cv);
     pthread_mutex_destroy(&cq->mu);
+    pthread_mutex_destroy(&cq->src_mu);
     free(cq->ring);
     free(cq);
 }
@@ -78,12 +88,47 @@ void fab_swcq_push(struct fab_cq *cq, const struct fab_wc *wc)
     }
     cq->ring[(cq->head + cq->n) % cq->cap] = *wc;
     cq->n++;
-    if (cq->waiters)
+    if (cq->waiters) {
+        jaccl_count(JC_CQ_SIGNAL, 1);
         pthread_cond_broadcast(&cq->cv);
+    }
     pthread_mutex_unlock(&cq->mu);
 }
 
-int fab_swcq_poll(struct fab_cq *cq, struct fab_wc *wc, int max)
+void fab_swcq_attach(struct fab_cq *cq, struct fab_cq_src *src)
+{
+    pthread_mutex_lock(&cq->src_mu);
+    src->next = cq->srcs;
+    cq->srcs = src;
+    pthread_mutex_unlock(&cq->src_mu);
+}
+
+void fab_swcq_detach(struct fab_cq *cq, struct fab_cq_src *src)
+{
+    pthread_mutex_lock(&cq->src_mu);
+    for (struct fab_cq_src **p = &cq->srcs; *p; p = &(*p)->next) {
+        if (*p == src) {
+            *p = src->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&cq->src_mu);
+}
+
+int fab_swcq_drive(struct fab_cq *cq)
+{
+    int moved = 0;
+
+    /* Another poller holding it is driving the same sources right now: nothing to add. */
+    if (pthread_mutex_trylock(&cq->src_mu) != 0)
+        return 0;
+    for (struct fab_cq_src *s = cq->srcs; s; s = s->next)
+        moved += s->drive(s);
+    pthread_mutex_unlock(&cq->src_mu);
+    return moved;
+}
+
+static int swcq_pop(struct fab_cq *cq, struct fab_wc *wc, int max)
 {
     int k = 0;
 
@@ -94,6 +139,17 @@ int fab_swcq_poll(struct fab_cq *cq, struct fab_wc *wc, int max)
         cq->n--;
     }
     pthread_mutex_unlock(&cq->mu);
+    return k;
+}
+
+/* The caller's thread does the receive work itself when the ring cannot fill its array: no
+ * hop through a progress thread and no kernel wake-up on the path of a message. */
+int fab_swcq_poll(struct fab_cq *cq, struct fab_wc *wc, int max)
+{
+    int k = swcq_pop(cq, wc, max);
+
+    if (k < max && fab_swcq_drive(cq) > 0)
+        k += swcq_pop(cq, wc + k, max - k);
     return k;
 }
 
@@ -111,6 +167,51 @@ static void swcq_sleep(struct fab_cq *cq, uint64_t left_ns)
     pthread_cond_timedwait(&cq->cv, &cq->mu, &ts);
 }
 
+/* Tells every source that nobody polls now (see fab_cq_src.quiet). */
+static void swcq_quiet(struct fab_cq *cq)
+{
+    pthread_mutex_lock(&cq->src_mu);
+    for (struct fab_cq_src *s = cq->srcs; s; s = s->next)
+        if (s->quiet)
+            s->quiet(s);
+    pthread_mutex_unlock(&cq->src_mu);
+}
+
+static int swcq_ready(struct fab_cq *cq)
+{
+    int r;
+
+    pthread_mutex_lock(&cq->mu);
+    r = cq->n > 0 || cq->wake_pending;
+    pthread_mutex_unlock(&cq->mu);
+    return r;
+}
+
+/* Polls (driving the sources) for up to the current spin before the caller sleeps; 1 if
+ * something came. Every round yields the CPU, so where ranks outnumber cores the spinner hands
+ * its core to whoever is runnable (likely the peer it waits for), and an empty spin halves the
+ * next one: waiters that keep missing end up sleeping almost at once. */
+static int swcq_spin(struct fab_cq *cq, uint64_t deadline_ns)
+{
+    uint64_t t0, end, floor = cq->spin_max_ns / SWCQ_SPIN_FLOOR_DIV;
+    uint64_t spin = atomic_load_explicit(&cq->spin_ns, memory_order_relaxed);
+
+    if (spin == 0 || jaccl_cpu_crowded())
+        return 0;
+    t0 = jaccl_now_ns();
+    end = t0 + spin < deadline_ns ? t0 + spin : deadline_ns;
+    do {
+        fab_swcq_drive(cq);
+        if (swcq_ready(cq)) {
+            atomic_store_explicit(&cq->spin_ns, cq->spin_max_ns, memory_order_relaxed);
+            return 1;
+        }
+        sched_yield();
+    } while (jaccl_now_ns() < end);
+    atomic_store_explicit(&cq->spin_ns, spin / 2 > floor ? spin / 2 : floor, memory_order_relaxed);
+    return 0;
+}
+
 /* cq_wake releases every current waiter; one that comes while nobody waits is kept for the next
  * waiter, so a progress thread told to stop just before it went to sleep still returns. */
 int fab_swcq_wait(struct fab_cq *cq, uint64_t deadline_ns)
@@ -118,6 +219,9 @@ int fab_swcq_wait(struct fab_cq *cq, uint64_t deadline_ns)
     uint64_t gen;
     int rc = 0;
 
+    if (swcq_spin(cq, deadline_ns))
+        return 0;
+    swcq_quiet(cq); /* before sleeping: the back ends' threads read for us again */
     pthread_mutex_lock(&cq->mu);
     if (cq->wake_pending) {
         cq->wake_pending = 0;

@@ -7,9 +7,22 @@
 #define JACCL_FABRIC_SWCQ_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "fabric/fabric.h"
+
+/* Something that can make progress for a CQ from the polling thread itself (an endpoint of
+ * either back end). drive() never blocks: it takes its own locks with trylock and returns at
+ * once when another thread (the back end's progress thread, another poller) holds them. It
+ * returns the number of completions it may have pushed (0: nothing moved). */
+struct fab_cq_src {
+    struct fab_cq_src *next;
+    int (*drive)(struct fab_cq_src *src);
+    /* The poller is about to sleep in cq_wait: the back end's own threads must watch for
+     * everything again, at once (a back end that stepped back while pollers were active). */
+    void (*quiet)(struct fab_cq_src *src);
+};
 
 struct fab_cq {
     pthread_mutex_t mu;
@@ -19,6 +32,14 @@ struct fab_cq {
     int waiters;
     int wake_pending; /* a cq_wake came while nobody waited */
     uint64_t wake_gen;
+    /* Sources polled inline (see fab_swcq_attach). src_mu is taken before any back-end lock:
+     * pollers trylock it, attach/detach lock it, so a detach waits for a drive in flight. */
+    pthread_mutex_t src_mu;
+    struct fab_cq_src *srcs;
+    /* cq_wait's spin (NCCL_JACCL_SPIN_US): the most, and what it is now; it halves after
+     * a spin that found nothing and is back at the most after one that did. */
+    uint64_t spin_max_ns;
+    _Atomic uint64_t spin_ns;
 };
 
 /* The fab_ops CQ slots of both back ends. */
@@ -27,6 +48,13 @@ void fab_swcq_destroy(struct fab_cq *cq);
 int fab_swcq_poll(struct fab_cq *cq, struct fab_wc *wc, int max);
 int fab_swcq_wait(struct fab_cq *cq, uint64_t deadline_ns);
 void fab_swcq_wake(struct fab_cq *cq);
+/* Back ends register an endpoint's inline progress once its sockets/QPs are live, and remove it
+ * before freeing the endpoint (detach returns only when no drive() of it is running). */
+void fab_swcq_attach(struct fab_cq *cq, struct fab_cq_src *src);
+void fab_swcq_detach(struct fab_cq *cq, struct fab_cq_src *src);
+/* Runs every attached source once (skipped if another poller is at it); returns the sum of
+ * their drive() results. cq_poll calls it when the ring alone cannot fill the caller's array. */
+int fab_swcq_drive(struct fab_cq *cq);
 /* Back ends report a completion. */
 void fab_swcq_push(struct fab_cq *cq, const struct fab_wc *wc);
 

@@ -14,11 +14,16 @@ static const char *const family_choices[] = {"", "AF_INET", "AF_INET6", NULL};
 static const char *const algo_choices[] = {"auto", "ring", "mesh", NULL};
 static const char *const qp_type_choices[] = {"uc", "rc", NULL};
 
+/* jaccl-coll-perf allreduce -N 2 -b 4K on a 2-core box: 139 us at 0, 51 at 50, 71 at 200
+ * (docs/design.md, "Inline progress"). */
+#define SPIN_US_DEFAULT 50
+
 #define S_TRANSPORT "Transport selection"
 #define S_P2P       "Point-to-point transfers"
 #define S_COLL      "Collectives (CollNet)"
 #define S_VERBS     "RDMA (verbs fabric)"
 #define S_QOS       "Traffic class and service level"
+#define S_PROGRESS  "Progress and debugging"
 
 #define P_INT(id_, name_, def_, min_, max_, unit_, nccl_, sec_, doc_) \
     [id_] = {.name = name_,                                           \
@@ -109,13 +114,6 @@ static const struct jaccl_param_desc g_params[JP_NUM_PARAMS] = {
               "(`ncclRemoteError` and a WARN naming peer, device, QP and sequence number). UC: "
               "jaccl's own go-back-N resends; RC: the NIC's retry count (capped at 7, like "
               "`NCCL_IB_RETRY_CNT`)."),
-        P_INT(JP_SPIN_US, "NCCL_JACCL_SPIN_US", 50, 0, 100000, "microseconds", NULL, S_COLL,
-              "How long a CollNet progress thread keeps polling before it sleeps, while a "
-              "completion is due (a posted send or receive has not finished) and no caller is "
-              "polling. Waking a sleeping thread costs more than a short message takes on a fast "
-              "link. The spin adapts: it shrinks while spins come up empty, and shrinks further "
-              "and yields the core when the communicator has more ranks than the machine has "
-              "cores. `0` = never spin."),
         P_INT(JP_TC, "NCCL_JACCL_TC", -1, -1, 255, NULL, "NCCL_IB_TC", S_QOS,
               "Traffic class byte (DSCP << 2 plus ECN bits, as in `NCCL_IB_TC`): the GRH traffic "
               "class of every verbs queue pair (RoCE) and the IP TOS / IPv6 traffic class of "
@@ -126,6 +124,21 @@ static const struct jaccl_param_desc g_params[JP_NUM_PARAMS] = {
               "InfiniBand service level of every verbs queue pair (on RoCE the NIC maps it to "
               "a priority). `-1` = unset: the communicator's `trafficClass` if NCCL gave one "
               "that fits (0 to 15), else 0. TCP sockets have no service level."),
+        P_INT(JP_SPIN_US, "NCCL_JACCL_SPIN_US", SPIN_US_DEFAULT, 0, 10000, "microseconds", NULL,
+              S_PROGRESS,
+              "How long a thread about to sleep for a completion that is likely imminent keeps "
+              "polling first: a fabric waiter in `cq_wait` (doing the back end's receive work "
+              "itself), and a CollNet progress thread while a posted send or receive has not "
+              "finished and no caller is polling. Waking a sleeping thread costs more than a "
+              "short message takes on a fast link. The spin adapts: it shrinks while spins come "
+              "up empty and yields the CPU on every round; a CollNet thread shares it out when "
+              "the communicator has more ranks than the machine has cores, and nobody spins "
+              "while the CPUs are crowded. `0` = never spin: always sleep in the kernel."),
+        P_INT(JP_DEBUG_COUNTERS, "NCCL_JACCL_DEBUG_COUNTERS", 0, 0, 1, NULL, NULL, S_PROGRESS,
+              "`1` counts the data path's system calls (sendmsg, recvmsg by the I/O thread and "
+              "by pollers), wake-ups (epoll returns, eventfd writes, condition-variable signals) "
+              "and bytes copied through receive staging buffers, process-wide, with one relaxed "
+              "atomic add each. `jaccl-perf p2p` prints them per message. `0` = not counted."),
 };
 
 const struct jaccl_param_desc *jaccl_param_desc(enum jaccl_param_id id)

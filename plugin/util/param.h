@@ -29,7 +29,8 @@ enum jaccl_param_id {
     JP_RETRY_CNT,      /* int */
     JP_TC,             /* int: -1 = unset; RoCE traffic class, IP TOS byte on TCP */
     JP_SL,             /* int: -1 = unset; InfiniBand service level */
-    JP_SPIN_US,        /* int: microseconds a progress thread spins before it sleeps */
+    JP_SPIN_US,        /* int: microseconds a waiter polls before it sleeps; 0 = never */
+    JP_DEBUG_COUNTERS, /* int: 1 = count syscalls and wake-ups (util/counters.h) */
     JP_NUM_PARAMS
 };
 

@@ -33,6 +33,7 @@ static int tcp_lane_init(struct tcp_lane *l, int idx, const struct fab_ep_attr *
     l->sq = calloc(l->sq_cap, sizeof(*l->sq));
     l->rq = calloc(l->rq_cap, sizeof(*l->rq));
     pthread_mutex_init(&l->send_mu, NULL);
+    pthread_mutex_init(&l->rx_mu, NULL);
     pthread_mutex_init(&l->recv_mu, NULL);
     return l->sq && l->rq ? 0 : -ENOMEM;
 }
@@ -43,6 +44,7 @@ static void tcp_lane_free(struct tcp_lane *l)
     free(l->sq);
     free(l->rq);
     pthread_mutex_destroy(&l->send_mu);
+    pthread_mutex_destroy(&l->rx_mu);
     pthread_mutex_destroy(&l->recv_mu);
 }
 
@@ -157,13 +159,22 @@ int fab_tcp_ep_connect(struct fab_ep *ep, const void *peer_info, size_t len, con
     rc = tcp_ep_adopt(ep, socks);
     if (rc == 0)
         rc = fab_tcp_io_start(ep);
-    return rc ? tcp_ep_connect_failed(ep, rc) : 0;
+    if (rc)
+        return tcp_ep_connect_failed(ep, rc);
+    /* From now on cq_poll reads the lanes too (see tcp_int.h on who reads a socket). */
+    ep->src.drive = fab_tcp_ep_drive;
+    ep->src.quiet = fab_tcp_ep_quiet;
+    fab_swcq_attach(ep->cq, &ep->src);
+    ep->src_attached = 1;
+    return 0;
 }
 
 void fab_tcp_ep_close(struct fab_ep *ep)
 {
     if (!ep)
         return;
+    if (ep->src_attached)
+        fab_swcq_detach(ep->cq, &ep->src); /* waits for a poller still reading it */
     if (ep->thread_started) {
         atomic_store(&ep->stop, 1);
         fab_tcp_io_wake(ep);

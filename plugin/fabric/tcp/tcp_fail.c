@@ -83,12 +83,14 @@ static void tcp_flush_one(struct fab_ep *ep, int lane, uint64_t wr_id, enum fab_
  * that broke the endpoint: LEN_ERR, REMOTE_ACCESS), then the other RECVs, then the sends. */
 static void tcp_flush_lane(struct fab_ep *ep, struct tcp_lane *l)
 {
+    pthread_mutex_lock(&l->rx_mu); /* a poller may be reading the lane (tcp_int.h) */
     if (l->rx.have_wr) {
         tcp_flush_one(ep, l->idx, l->rx.wr.wr_id,
                       l->rx.msg.op == TCP_OP_WRITE_IMM ? FAB_WC_RECV_IMM : FAB_WC_RECV);
         l->rx.have_wr = 0;
     }
     l->rx.in_msg = 0;
+    pthread_mutex_unlock(&l->rx_mu);
     pthread_mutex_lock(&l->recv_mu);
     for (; l->rq_n; l->rq_n--, l->rq_head = (l->rq_head + 1) % l->rq_cap)
         tcp_flush_one(ep, l->idx, l->rq[l->rq_head].wr_id, FAB_WC_RECV);

@@ -2,13 +2,22 @@
 /* Internals of the TCP back end, shared by its files and by nothing else.
  *
  * Locking (always taken in this order, never the other way round):
+ *   cq->src_mu     the CQ's list of inline-progress sources (swcq.h); pollers trylock it
  *   lane->send_mu  the lane's send queue and every write to its socket (posters write inline)
+ *   lane->rx_mu    the lane's receive state (struct tcp_rx) and every read of its socket
  *   lane->recv_mu  the lane's queue of posted RECVs
  *   ep->mu         failing the endpoint: cause_owed and fail_lane are set before the status
  *   dom->mu        the registration table
  *   cq->mu         the completion ring
- * Only the endpoint's I/O thread reads its sockets, so the receive state (struct tcp_rx) needs no
- * lock at all. */
+ * send_mu and rx_mu are never held together. Two threads read a lane's socket: the endpoint's
+ * I/O thread, and whichever thread polls the endpoint's CQ (cq_poll drives the endpoint inline,
+ * see tcp_io.c). rx_mu makes them take turns, so bytes are consumed and parsed by one thread at
+ * a time and in stream order. Pollers only trylock it (a poll never blocks; the holder is
+ * reading anyway); the I/O thread locks it, so an edge it was told about is never skipped: it
+ * sets rx.ready under rx_mu and reads after whoever held the lock, and whichever thread
+ * reads the socket dry clears rx.ready while still holding rx_mu. Every byte that arrives after
+ * that read raises a new edge (edge-triggered epoll), so data never sits unread with nobody
+ * told. The flush takes rx_mu too, so a poller never runs into a RECV being flushed. */
 #ifndef JACCL_FABRIC_TCP_INT_H
 #define JACCL_FABRIC_TCP_INT_H
 
@@ -24,6 +33,9 @@
 #define TCP_MAX_MSG   (1u << 30) /* 1 GiB: fits the wire's 32-bit length with room to spare */
 #define TCP_STAGE     4096       /* receive staging: headers and the head of each payload */
 #define TCP_RX_BUDGET (8u << 20) /* bytes one lane may read before the others get a turn */
+/* The same for a poller: its caller (a test() loop, a collective's progress thread) has other
+ * work, and the I/O thread, woken by the same data, carries on with a large message. */
+#define TCP_RX_POLL_BUDGET (256u << 10)
 
 /* ---- devices (tcp_dev.c) ---- */
 int fab_tcp_init(void);
@@ -83,12 +95,13 @@ struct tcp_rwr { /* a posted RECV */
     size_t cap;
 };
 
-struct tcp_rx {  /* receive state of one lane: I/O thread only */
+struct tcp_rx {  /* receive state of one lane: under lane->rx_mu */
     int ready;   /* EPOLLIN seen and recv() has not said EAGAIN since */
     int drained; /* the last read came back short: the socket is empty until the next edge */
     int hup;     /* the peer shut its side down: no edge follows, so read until EOF */
     int in_msg;  /* a header was parsed; its payload is landing */
     int eof;     /* the peer closed this lane after a whole frame: nothing more will come */
+    int polling; /* a poller, not the I/O thread, holds rx_mu (for the debug counters) */
     struct tcp_msg msg;
     uint32_t got; /* payload bytes landed */
     int have_wr;  /* wr was popped for this message */
@@ -104,6 +117,7 @@ struct tcp_lane {
     struct tcp_swr *sq; /* ring of max_send_wr + 1 (one heartbeat) */
     uint32_t sq_cap, sq_head, sq_n, sq_hb;
     uint64_t last_tx_ns;
+    pthread_mutex_t rx_mu;
     pthread_mutex_t recv_mu;
     struct tcp_rwr *rq; /* ring of max_recv_wr */
     uint32_t rq_cap, rq_head, rq_n;
@@ -125,8 +139,12 @@ struct fab_ep {
     int epfd, wakefd;
     int thread_started;
     pthread_t thread;
-    uint64_t last_rx_ns; /* I/O thread only */
-    int neof;            /* lanes the peer closed cleanly (I/O thread only) */
+    _Atomic uint64_t last_rx_ns; /* written by whichever thread read data */
+    atomic_int neof;             /* lanes the peer closed cleanly */
+    struct fab_cq_src src;       /* inline progress from cq_poll; attached while connected */
+    int src_attached;
+    _Atomic uint64_t last_drive_ns; /* when a poller last drove it (tcp_io.c: hand-off) */
+    atomic_int io_polled; /* EPOLLIN is off, pollers read (written by the I/O thread only) */
     struct tcp_lane lane[];
 };
 
@@ -169,12 +187,17 @@ uint64_t fab_tcp_tx_heartbeat(struct fab_ep *ep, struct tcp_lane *l, uint64_t no
 /* tcp_rx.c */
 int fab_tcp_post_recv(struct fab_ep *ep, int lane, void *buf, size_t cap, struct fab_mr *mr,
                       uint64_t wr_id);
-/* Reads and delivers what the lane's socket has, up to TCP_RX_BUDGET bytes. Returns 0, or -1
- * once the endpoint is in error. Sets l->rx.ready = 0 when the socket ran dry. */
+/* Reads and delivers what the lane's socket has, up to TCP_RX_BUDGET bytes. Returns the number
+ * of messages completed, or -1 once the endpoint is in error. Sets l->rx.ready = 0 when the
+ * socket ran dry. Caller holds l->rx_mu. */
 int fab_tcp_rx_service(struct fab_ep *ep, struct tcp_lane *l);
 
 /* tcp_io.c */
 int fab_tcp_io_start(struct fab_ep *ep);
 void fab_tcp_io_wake(struct fab_ep *ep);
+/* The fab_cq_src drive() of an endpoint: the polling thread reads the lanes that expect data. */
+int fab_tcp_ep_drive(struct fab_cq_src *src);
+/* Its quiet(): hands all reading back to the I/O thread at once. */
+void fab_tcp_ep_quiet(struct fab_cq_src *src);
 
 #endif

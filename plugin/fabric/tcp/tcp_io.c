@@ -2,10 +2,13 @@
 /* The endpoint's I/O thread: sleeps in epoll_wait on the lane sockets (edge-triggered, so
  * EPOLLOUT needs no re-arming) and an eventfd, reads every lane, finishes sends the posters left
  * behind, sends heartbeats and watches the liveness deadline. Once the endpoint is in error it
- * flushes the queues, shuts the sockets down (so the peer hears at once) and leaves. */
+ * flushes the queues, shuts the sockets down (so the peer hears at once) and leaves.
+ * Threads polling the endpoint's CQ read the lanes too (fab_tcp_ep_drive); while they do, the
+ * thread leaves EPOLLIN off and only ticks (see TCP_HANDOFF_NS). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -15,13 +18,23 @@
 
 #include "fabric/tcp/tcp_int.h"
 #include "util/clock.h"
+#include "util/counters.h"
+#include "util/crowd.h"
 
 #define TCP_WAKE_TAG UINT32_MAX /* epoll tag of the eventfd; lanes are tagged by index */
+/* A poller drove the endpoint this recently: it does the reading, and the I/O thread stops
+ * listening for EPOLLIN (each edge would wake it, one context switch per message, only to find
+ * the bytes gone) and reads every lane once per TCP_HANDOFF_NS instead, for what nobody polls
+ * for (heartbeats, lanes without a RECV, a peer's close). */
+#define TCP_HANDOFF_NS 1000000ull
+#define TCP_EV_EDGE    (EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET)
+#define TCP_EV_POLLED  (EPOLLOUT | EPOLLET)
 
 void fab_tcp_io_wake(struct fab_ep *ep)
 {
     uint64_t one = 1;
 
+    jaccl_count(JC_EVENTFD_WAKE, 1);
     if (ep->wakefd >= 0 && write(ep->wakefd, &one, sizeof(one)) < 0) {
         /* EAGAIN: the counter is already non-zero, the thread will wake anyway. */
     }
@@ -50,12 +63,14 @@ static void tcp_io_dispatch(struct fab_ep *ep, const struct epoll_event *ev, int
         }
         l = &ep->lane[ev[i].data.u32];
         if (ev[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
+            pthread_mutex_lock(&l->rx_mu);
             l->rx.ready = 1;
             l->rx.drained = 0;
             /* The close already happened: no later edge will announce it, so reads must go
              * on until recv() itself reports the end. */
             if (ev[i].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))
                 l->rx.hup = 1;
+            pthread_mutex_unlock(&l->rx_mu);
         }
         if (ev[i].events & EPOLLOUT)
             tcp_io_send(ep, l);
@@ -65,17 +80,19 @@ static void tcp_io_dispatch(struct fab_ep *ep, const struct epoll_event *ev, int
 /* Heartbeats and the silence check; returns when the next one is due (UINT64_MAX: never). */
 static uint64_t tcp_io_liveness(struct fab_ep *ep)
 {
-    uint64_t now = jaccl_now_ns(), next;
+    uint64_t now = jaccl_now_ns(), next, last;
 
     if (ep->liveness_ns == 0)
         return UINT64_MAX;
-    if (now - ep->last_rx_ns >= ep->liveness_ns) {
+    last = atomic_load_explicit(&ep->last_rx_ns, memory_order_relaxed);
+    /* A poller may have stamped it after `now` was read. */
+    if (now > last && now - last >= ep->liveness_ns) {
         fab_tcp_ep_fail(ep, FAB_WC_PEER_LOST, -1,
                         "sent nothing for %llu ms on any lane (liveness timeout)",
-                        (unsigned long long)((now - ep->last_rx_ns) / 1000000));
+                        (unsigned long long)((now - last) / 1000000));
         return UINT64_MAX;
     }
-    next = ep->last_rx_ns + ep->liveness_ns;
+    next = last + ep->liveness_ns;
     for (int i = 0; i < ep->nlanes; i++) {
         uint64_t due = fab_tcp_tx_heartbeat(ep, &ep->lane[i], now);
 
@@ -85,16 +102,19 @@ static uint64_t tcp_io_liveness(struct fab_ep *ep)
     return next;
 }
 
-/* epoll_wait timeout in ms: 0 while a lane still has unread data, else until the next timer,
- * rounded up so a timer never makes the thread spin. */
-static int tcp_io_timeout(struct fab_ep *ep)
+/* epoll_wait timeout in ms: 0 while a lane still has unread data (`busy`), else until the next
+ * timer (the hand-off tick included), rounded up so a timer never makes the thread spin. */
+static int tcp_io_timeout(struct fab_ep *ep, int busy)
 {
     uint64_t next = tcp_io_liveness(ep);
     int ms;
 
-    for (int i = 0; i < ep->nlanes; i++)
-        if (ep->lane[i].rx.ready)
-            return 0;
+    if (busy)
+        return 0;
+    /* While pollers read, the tick is due even with no timer (liveness off): jaccl_poll_ms
+     * would sleep forever on UINT64_MAX and strand whatever arrives once they stop. */
+    if (ep->io_polled)
+        return 1;
     ms = jaccl_poll_ms(next, jaccl_now_ns(), INT32_MAX);
     return ms == 0 ? 1 : ms; /* already due: 1, not 0, so a timer cannot make it spin */
 }
@@ -104,25 +124,145 @@ static int tcp_io_healthy(struct fab_ep *ep)
     return !atomic_load(&ep->stop) && fab_ep_base_status(&ep->base) == FAB_WC_OK;
 }
 
+static int tcp_io_polled(struct fab_ep *ep)
+{
+    uint64_t last = atomic_load(&ep->last_drive_ns); /* seq_cst: pairs with fab_tcp_ep_quiet */
+    uint64_t now = jaccl_now_ns();
+
+    return last != 0 && (now < last || now - last < TCP_HANDOFF_NS);
+}
+
+/* Every lane is read on this pass whether an edge came or not. */
+static void tcp_io_mark_all(struct fab_ep *ep)
+{
+    for (int i = 0; i < ep->nlanes; i++) {
+        struct tcp_lane *l = &ep->lane[i];
+
+        pthread_mutex_lock(&l->rx_mu);
+        l->rx.ready = 1;
+        l->rx.drained = 0;
+        pthread_mutex_unlock(&l->rx_mu);
+    }
+}
+
+/* Follows the pollers: EPOLLIN off while one is active, back on once they stopped. Either way
+ * every lane is read right after, so bytes that came while nobody listened are not stranded
+ * (EPOLL_CTL_MOD also re-reports a socket that is already readable). */
+static void tcp_io_follow_pollers(struct fab_ep *ep)
+{
+    int polled = tcp_io_polled(ep);
+
+    if (polled != ep->io_polled) {
+        for (int i = 0; i < ep->nlanes; i++) {
+            struct epoll_event e = {.events = polled ? TCP_EV_POLLED : TCP_EV_EDGE,
+                                    .data.u32 = (uint32_t)i};
+
+            if (epoll_ctl(ep->epfd, EPOLL_CTL_MOD, ep->lane[i].fd, &e) != 0) {
+                fab_tcp_ep_fail(ep, FAB_WC_LOCAL_ERR, i, "left behind: local epoll_ctl failed: %s",
+                                strerror(errno));
+                return;
+            }
+        }
+        atomic_store(&ep->io_polled, polled);
+        jaccl_count(JC_HANDOFF, 1);
+        tcp_io_mark_all(ep);
+        /* A quiet() that ran meanwhile saw io_polled still 0 and sent no wake: look again (both
+         * sides store, then load, sequentially consistent, so one of them sees the other). */
+        if (polled && !tcp_io_polled(ep))
+            tcp_io_follow_pollers(ep);
+    } else if (polled) {
+        tcp_io_mark_all(ep);
+    }
+}
+
+/* Reads every lane an edge was seen on; 1 if one still has data left (budget used up). */
+static int tcp_io_read_lanes(struct fab_ep *ep)
+{
+    int busy = 0;
+
+    for (int i = 0; i < ep->nlanes && tcp_io_healthy(ep); i++) {
+        struct tcp_lane *l = &ep->lane[i];
+
+        pthread_mutex_lock(&l->rx_mu);
+        if (l->rx.ready)
+            fab_tcp_rx_service(ep, l);
+        busy |= l->rx.ready;
+        pthread_mutex_unlock(&l->rx_mu);
+    }
+    return busy;
+}
+
+/* Only lanes with a RECV waiting or a message half in are read inline: bytes on any other lane
+ * (heartbeats, a message with no RECV posted) are the I/O thread's, which the edge woke anyway. */
+static int tcp_lane_expects(struct tcp_lane *l)
+{
+    int n;
+
+    if (l->rx.in_msg || l->rx.off < l->rx.end)
+        return 1;
+    pthread_mutex_lock(&l->recv_mu);
+    n = (int)l->rq_n;
+    pthread_mutex_unlock(&l->recv_mu);
+    return n > 0;
+}
+
+int fab_tcp_ep_drive(struct fab_cq_src *src)
+{
+    struct fab_ep *ep = (struct fab_ep *)((char *)src - offsetof(struct fab_ep, src));
+    int moved = 0;
+
+    /* Crowded CPUs: a poller may be preempted for a whole time slice, so the I/O thread keeps
+     * listening (crowd.h); the poller still reads whatever it finds first. */
+    atomic_store_explicit(&ep->last_drive_ns, jaccl_cpu_crowded() ? 0 : jaccl_now_ns(),
+                          memory_order_relaxed);
+    for (int i = 0; i < ep->nlanes && tcp_io_healthy(ep); i++) {
+        struct tcp_lane *l = &ep->lane[i];
+
+        if (pthread_mutex_trylock(&l->rx_mu) != 0)
+            continue; /* the I/O thread (or another poller) is reading it right now */
+        if (!l->rx.eof && tcp_lane_expects(l)) {
+            /* Edges go to the I/O thread, so only a read can tell whether bytes are there. */
+            l->rx.drained = 0;
+            l->rx.polling = 1;
+            int r = fab_tcp_rx_service(ep, l);
+            l->rx.polling = 0;
+            moved += r > 0 ? r : 0;
+        }
+        pthread_mutex_unlock(&l->rx_mu);
+    }
+    return moved;
+}
+
+/* The fab_cq_src quiet(): no poller reads any more, so the I/O thread listens for EPOLLIN
+ * again now rather than on its next tick. */
+void fab_tcp_ep_quiet(struct fab_cq_src *src)
+{
+    struct fab_ep *ep = (struct fab_ep *)((char *)src - offsetof(struct fab_ep, src));
+
+    atomic_store(&ep->last_drive_ns, 0);
+    if (atomic_load(&ep->io_polled))
+        fab_tcp_io_wake(ep);
+}
+
 static void *tcp_io_main(void *arg)
 {
     struct fab_ep *ep = arg;
     struct epoll_event ev[FAB_MAX_LANES + 1];
-    int timeout = 0, n;
+    int timeout = 0, n, busy;
 
     while (tcp_io_healthy(ep)) {
         n = epoll_wait(ep->epfd, ev, ep->nlanes + 1, timeout);
+        jaccl_count(JC_EPOLL_WAKE, 1);
         if (n < 0 && errno != EINTR) {
             fab_tcp_ep_fail(ep, FAB_WC_LOCAL_ERR, -1, "left behind: local epoll_wait failed: %s",
                             strerror(errno));
             break;
         }
         tcp_io_dispatch(ep, ev, n > 0 ? n : 0);
-        for (int i = 0; i < ep->nlanes && tcp_io_healthy(ep); i++)
-            if (ep->lane[i].rx.ready)
-                fab_tcp_rx_service(ep, &ep->lane[i]);
+        tcp_io_follow_pollers(ep);
+        busy = tcp_io_read_lanes(ep);
         if (tcp_io_healthy(ep))
-            timeout = tcp_io_timeout(ep);
+            timeout = tcp_io_timeout(ep, busy);
     }
     if (!atomic_load(&ep->stop)) {
         fab_tcp_ep_flush(ep);
@@ -152,11 +292,10 @@ int fab_tcp_io_start(struct fab_ep *ep)
         return -errno;
     rc = tcp_io_watch(ep, ep->wakefd, TCP_WAKE_TAG, EPOLLIN);
     for (int i = 0; i < ep->nlanes && rc == 0; i++)
-        rc = tcp_io_watch(ep, ep->lane[i].fd, (uint32_t)i,
-                          EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET);
+        rc = tcp_io_watch(ep, ep->lane[i].fd, (uint32_t)i, TCP_EV_EDGE);
     if (rc)
         return rc;
-    ep->last_rx_ns = jaccl_now_ns();
+    atomic_store(&ep->last_rx_ns, jaccl_now_ns());
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     rc = -pthread_create(&ep->thread, NULL, tcp_io_main, ep);

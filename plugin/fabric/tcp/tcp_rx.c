@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Receive side of a lane, run by the endpoint's I/O thread only.
+/* Receive side of a lane, run under the lane's rx_mu by the endpoint's I/O thread or by a thread
+ * polling the endpoint's CQ (see tcp_int.h).
  *
  * Headers are read into a small staging buffer, several at a time when small frames queue up;
  * a payload is received straight into its destination (the RECV's buffer, or the registered
@@ -14,6 +15,7 @@
 
 #include "fabric/tcp/tcp_int.h"
 #include "util/clock.h"
+#include "util/counters.h"
 
 #define TCP_RX_DRY (-2) /* the socket has nothing more for now */
 
@@ -143,7 +145,7 @@ static ssize_t tcp_rx_eof(struct fab_ep *ep, struct tcp_lane *l)
     }
     l->rx.eof = 1;
     l->rx.drained = 1;
-    if (++ep->neof < ep->nlanes)
+    if (atomic_fetch_add(&ep->neof, 1) + 1 < ep->nlanes)
         return TCP_RX_DRY;
     fab_tcp_ep_peer_closed(ep, l->idx);
     return -1;
@@ -158,6 +160,7 @@ static ssize_t tcp_rx_read(struct fab_ep *ep, struct tcp_lane *l, struct iovec *
 
     do {
         n = recvmsg(l->fd, &mh, MSG_DONTWAIT);
+        jaccl_count(l->rx.polling ? JC_RECVMSG_POLL : JC_RECVMSG, 1);
     } while (n < 0 && errno == EINTR);
     if (n > 0) {
         for (int i = 0; i < niov; i++)
@@ -222,6 +225,7 @@ static ssize_t tcp_rx_payload(struct fab_ep *ep, struct tcp_lane *l)
     if (rx->off < rx->end) {
         n = rx->end - rx->off < want ? rx->end - rx->off : want;
         memcpy(dst, rx->stage + rx->off, (size_t)n);
+        jaccl_count(JC_STAGE_BYTES, (uint64_t)n);
         rx->off += (uint32_t)n;
         rx->got += (uint32_t)n;
         n = 0; /* nothing read from the socket */
@@ -265,16 +269,22 @@ int fab_tcp_rx_service(struct fab_ep *ep, struct tcp_lane *l)
 {
     size_t total = 0;
     ssize_t n = 0;
+    int done = 0;
 
-    while (total < TCP_RX_BUDGET) {
+    size_t budget = l->rx.polling ? TCP_RX_POLL_BUDGET : TCP_RX_BUDGET;
+
+    while (total < budget) {
+        int was_in_msg = l->rx.in_msg;
+
         n = tcp_rx_step(ep, l);
         if (n < 0)
             break;
+        done += was_in_msg && !l->rx.in_msg;
         total += (size_t)n;
     }
     if (total)
-        ep->last_rx_ns = jaccl_now_ns();
+        atomic_store_explicit(&ep->last_rx_ns, jaccl_now_ns(), memory_order_relaxed);
     if (n == TCP_RX_DRY)
         l->rx.ready = 0;
-    return n == -1 ? -1 : 0;
+    return n == -1 ? -1 : done;
 }

@@ -11,6 +11,7 @@
 
 #include "fabric/tcp/tcp_int.h"
 #include "util/clock.h"
+#include "util/counters.h"
 
 /* Frames gathered into one sendmsg() when several small ones are queued. */
 #define TCP_TX_FRAMES 32
@@ -91,6 +92,7 @@ int fab_tcp_tx_progress(struct fab_ep *ep, struct tcp_lane *l)
     while (l->sq_n) {
         mh.msg_iovlen = (size_t)tcp_tx_iov(l, iov);
         n = sendmsg(l->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+        jaccl_count(JC_SENDMSG, 1);
         if (n < 0) {
             if (errno == EINTR)
                 continue;

@@ -212,6 +212,9 @@ static void ep_go_live(struct fab_ep *ep, int fd)
         vb_thread_watch(ep->dom, ep);
     pthread_mutex_unlock(&ep->mu);
     pthread_mutex_unlock(&ep->dom->mu);
+    ep->src.drive = vb_ep_drive; /* from now on cq_poll drains the hardware CQ too */
+    fab_swcq_attach(ep->cq, &ep->src);
+    ep->src_attached = 1;
     vb_thread_wake(ep->dom);
 }
 
@@ -271,6 +274,8 @@ void fab_verbs_ep_close(struct fab_ep *ep)
     if (!ep)
         return;
     dom = ep->dom;
+    if (ep->src_attached)
+        fab_swcq_detach(ep->cq, &ep->src); /* waits for a poller still draining it */
     pthread_mutex_lock(&dom->mu);
     for (struct fab_ep **pp = &dom->eps; *pp; pp = &(*pp)->next) {
         if (*pp == ep) {

@@ -14,8 +14,10 @@
  * verbs_rel.h; this header has the devices, domains, registrations and endpoints.
  *
  * Locking, in this order only:
+ *   cq->src_mu  the CQ's inline-progress sources (swcq.h), held by a polling thread's drive
  *   dom->mu   endpoint list and the progress thread's epoll set; the thread holds it while it works
- *   ep->mu    everything in the endpoint (lanes, side channel, status)
+ *   ep->mu    everything in the endpoint (lanes, side channel, status); a poller only trylocks
+ *             it (vb_ep_drive), so the progress thread and a poller take turns on the hardware CQ
  *   cq->mu    the software completion ring
  *   dom->mr_mu  the registration cache (taken alone) */
 #ifndef JACCL_FABRIC_VERBS_INT_H
@@ -165,6 +167,8 @@ struct fab_ep {
         uint64_t cqes, drains, acks; /* hardware completions, drains that found any, ACKs */
     } stats;                         /* logged at close */
     struct fab_ep *next;             /* dom->eps */
+    struct fab_cq_src src;           /* inline progress from cq_poll, attached once live */
+    int src_attached;
     struct vb_lane lane[];
 };
 
@@ -229,6 +233,8 @@ int vb_thread_start(struct fab_domain *dom);
 void vb_thread_stop(struct fab_domain *dom);
 void vb_thread_watch(struct fab_domain *dom, struct fab_ep *ep); /* caller holds ep->mu */
 void vb_thread_wake(struct fab_domain *dom);
+/* The fab_cq_src drive() of an endpoint (inline progress from the caller's cq_poll). */
+int vb_ep_drive(struct fab_cq_src *src);
 
 /* verbs_dev.c */
 int fab_verbs_init(void);

@@ -5,6 +5,7 @@
  * re-armed before they are drained, so a completion that races the drain raises a new event. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -37,6 +38,30 @@ void vb_thread_watch(struct fab_domain *dom, struct fab_ep *ep)
     if (epoll_ctl(dom->epfd, ep->side.want_out >= 0 ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, ep->side.fd,
                   &ev) == 0)
         ep->side.want_out = ep->side.out_n ? 1 : 0;
+}
+
+/* The fab_cq_src drive() of an endpoint: the polling thread drains the hardware CQ itself, so
+ * a completion reaches the caller without waiting for the progress thread's wake-up. The CQ
+ * stays armed (only the thread re-arms it, before its own drain), so the thread still hears of
+ * every later CQE. Whatever the drain left for timers (a delayed ACK, a refilled window's side
+ * frames) is the thread's: it is woken when the drain found anything. */
+int vb_ep_drive(struct fab_cq_src *src)
+{
+    struct fab_ep *ep = (struct fab_ep *)((char *)src - offsetof(struct fab_ep, src));
+    uint64_t before;
+    int found = 0;
+
+    if (pthread_mutex_trylock(&ep->mu) != 0)
+        return 0; /* the progress thread (or another poller) is at it */
+    if (ep->connected && fab_ep_base_status(&ep->base) == FAB_WC_OK) {
+        before = ep->stats.cqes;
+        vb_ep_drain(ep, jaccl_now_ns());
+        found = ep->stats.cqes != before;
+    }
+    pthread_mutex_unlock(&ep->mu);
+    if (found)
+        vb_thread_wake(ep->dom);
+    return found;
 }
 
 static int has_id(const uint64_t *ids, int n, uint64_t id)

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* CPU crowding (see crowd.h). */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/clock.h"
+#include "util/crowd.h"
+
+#define CROWD_SAMPLE_NS 20000000ull /* 20 ms */
+
+static _Atomic uint64_t g_next_ns;
+static atomic_int g_crowded;
+static double g_avg; /* procs_running, moving average; written by the sampling thread only */
+static atomic_flag g_sampling = ATOMIC_FLAG_INIT;
+static atomic_int g_forced = -1;
+
+/* Threads runnable right now, system-wide: the R of /proc/loadavg's "R/T" field (cheap to read,
+ * unlike /proc/stat on a machine with many CPUs); or -1. */
+static int procs_running(void)
+{
+    char buf[256];
+    int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+    ssize_t n;
+    char *p;
+
+    if (fd < 0)
+        return -1;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    p = strchr(buf, '/');
+    while (p && p > buf && p[-1] >= '0' && p[-1] <= '9')
+        p--;
+    return p ? atoi(p) : -1;
+}
+
+static int cpus_usable(void)
+{
+    cpu_set_t set;
+
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+        return CPU_COUNT(&set);
+    return (int)sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+/* One sample into the average (a quarter weight: about the last 100 ms). */
+static void crowd_sample(void)
+{
+    int run = procs_running(), cpus = cpus_usable();
+
+    if (run < 0 || cpus < 1)
+        return;
+    g_avg = g_avg == 0 ? run : 0.75 * g_avg + 0.25 * run;
+    /* Pollers that spin anyway (NCCL's proxy in test()) are runnable all the time: one per rank
+     * on every core is the very case inline progress is for, so only twice as many runnable
+     * threads as CPUs counts as crowded (measured on 2 cores: 2 ranks plus other jobs' load
+     * still gain from the hand-off, 8 ranks do not). */
+    atomic_store_explicit(&g_crowded, g_avg > 2.0 * cpus, memory_order_relaxed);
+}
+
+int jaccl_cpu_crowded(void)
+{
+    uint64_t now = jaccl_now_ns();
+    int forced = atomic_load_explicit(&g_forced, memory_order_relaxed);
+
+    if (forced >= 0)
+        return forced;
+    if (now >= atomic_load_explicit(&g_next_ns, memory_order_relaxed) &&
+        !atomic_flag_test_and_set(&g_sampling)) {
+        atomic_store_explicit(&g_next_ns, now + CROWD_SAMPLE_NS, memory_order_relaxed);
+        crowd_sample();
+        atomic_flag_clear(&g_sampling);
+    }
+    return atomic_load_explicit(&g_crowded, memory_order_relaxed);
+}
+
+void jaccl_cpu_crowd_force(int v)
+{
+    atomic_store(&g_forced, v);
+}

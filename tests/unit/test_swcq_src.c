@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The software CQ's inline-progress sources (fabric/swcq.h): cq_poll drives what is attached
+ * and nothing once detached, cq_wait spins through the sources (NCCL_JACCL_SPIN_US) and tells
+ * them before it sleeps. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "fabric/swcq.h"
+#include "util/clock.h"
+#include "util/crowd.h"
+#include "util/param.h"
+
+struct fake_src {
+    struct fab_cq_src src;
+    struct fab_cq *cq;
+    int drives, quiets;
+    int push_on; /* the drive that pushes a completion (1-based); 0 = never */
+};
+
+static int fake_drive(struct fab_cq_src *s)
+{
+    struct fake_src *f = (struct fake_src *)s;
+    struct fab_wc wc = {.wr_id = 42, .op = FAB_WC_RECV};
+
+    if (++f->drives != f->push_on)
+        return 0;
+    fab_swcq_push(f->cq, &wc);
+    return 1;
+}
+
+static void fake_quiet(struct fab_cq_src *s)
+{
+    ((struct fake_src *)s)->quiets++;
+}
+
+static struct fab_cq *make_cq(const char *spin_us)
+{
+    struct fab_cq *cq = NULL;
+
+    setenv("NCCL_JACCL_SPIN_US", spin_us, 1);
+    jaccl_param_reset();
+    assert_int_equal(fab_swcq_create(NULL, 16, &cq), 0);
+    return cq;
+}
+
+static void test_poll_drives_attached(void **state)
+{
+    struct fab_cq *cq = make_cq("0");
+    struct fake_src f = {.src = {.drive = fake_drive, .quiet = fake_quiet}, .cq = cq, .push_on = 1};
+    struct fab_wc wc[4];
+
+    assert_int_equal(fab_swcq_poll(cq, wc, 4), 0); /* nothing attached: nothing driven */
+    fab_swcq_attach(cq, &f.src);
+    assert_int_equal(fab_swcq_poll(cq, wc, 4), 1); /* the drive's completion, same call */
+    assert_int_equal(wc[0].wr_id, 42);
+    assert_int_equal(f.drives, 1);
+    fab_swcq_detach(cq, &f.src);
+    assert_int_equal(fab_swcq_poll(cq, wc, 4), 0);
+    assert_int_equal(f.drives, 1);
+    fab_swcq_destroy(cq);
+}
+
+static void test_wait_quiets_before_sleeping(void **state)
+{
+    struct fab_cq *cq = make_cq("0");
+    struct fake_src f = {.src = {.drive = fake_drive, .quiet = fake_quiet}, .cq = cq};
+
+    fab_swcq_attach(cq, &f.src);
+    assert_int_equal(fab_swcq_wait(cq, jaccl_now_ns() + 1000000), -ETIMEDOUT);
+    assert_int_equal(f.quiets, 1);
+    assert_int_equal(f.drives, 0); /* SPIN_US=0: no spin */
+    fab_swcq_detach(cq, &f.src);
+    fab_swcq_destroy(cq);
+}
+
+/* A completion the sources produce while cq_wait spins ends the wait without sleeping. */
+static void test_wait_spin_finds_completion(void **state)
+{
+    struct fab_cq *cq = make_cq("100000");
+    struct fake_src f = {.src = {.drive = fake_drive, .quiet = fake_quiet}, .cq = cq, .push_on = 3};
+    struct fab_wc wc[4];
+
+    fab_swcq_attach(cq, &f.src);
+    assert_int_equal(fab_swcq_wait(cq, jaccl_now_ns() + 50000000), 0);
+    assert_int_equal(f.drives, 3);
+    assert_int_equal(f.quiets, 0);
+    assert_int_equal(fab_swcq_poll(cq, wc, 4), 1);
+    fab_swcq_detach(cq, &f.src);
+    fab_swcq_destroy(cq);
+}
+
+/* Crowded CPUs: polls still drive, but cq_wait does not spin: it sleeps at once. */
+static void test_crowded_no_inline(void **state)
+{
+    struct fab_cq *cq = make_cq("100000");
+    struct fake_src f = {.src = {.drive = fake_drive, .quiet = fake_quiet}, .cq = cq};
+    struct fab_wc wc[4];
+
+    jaccl_cpu_crowd_force(1);
+    fab_swcq_attach(cq, &f.src);
+    f.push_on = 2; /* a spin's second drive would find it */
+    assert_int_equal(fab_swcq_poll(cq, wc, 4), 0);
+    assert_int_equal(f.drives, 1);
+    assert_int_equal(fab_swcq_wait(cq, jaccl_now_ns() + 1000000), -ETIMEDOUT);
+    assert_int_equal(f.drives, 1);
+    assert_int_equal(f.quiets, 1);
+    jaccl_cpu_crowd_force(0);
+    fab_swcq_detach(cq, &f.src);
+    fab_swcq_destroy(cq);
+}
+
+static int setup(void **state)
+{
+    jaccl_cpu_crowd_force(0); /* this box's load must not decide the outcome */
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    jaccl_cpu_crowd_force(-1);
+    unsetenv("NCCL_JACCL_SPIN_US");
+    jaccl_param_reset();
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_poll_drives_attached),
+            cmocka_unit_test(test_wait_quiets_before_sleeping),
+            cmocka_unit_test(test_wait_spin_finds_completion),
+            cmocka_unit_test(test_crowded_no_inline),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
