@@ -19,94 +19,95 @@ static size_t max_sz(size_t a, size_t b)
     return a > b ? a : b;
 }
 
-void jc_geom_allreduce(struct jc_geom *g, int nranks, int rank, size_t count, size_t esz)
+void algo_geom_allreduce(struct algo_geom *g, int nranks, int rank, size_t count, size_t esz)
 {
-    *g = (struct jc_geom){.kind = JC_ALLREDUCE,
-                          .nranks = nranks,
-                          .rank = rank,
-                          .esz = esz,
-                          .count = count,
-                          .wb = count * esz,
-                          .ndirs = 1,
-                          .nwires = 1,
-                          .frame = JC_FRAME_MIN};
+    *g = (struct algo_geom){.kind = ALGO_ALLREDUCE,
+                            .nranks = nranks,
+                            .rank = rank,
+                            .esz = esz,
+                            .count = count,
+                            .wb = count * esz,
+                            .ndirs = 1,
+                            .nwires = 1,
+                            .frame = ALGO_FRAME_MIN};
 }
 
-void jc_geom_window(struct jc_geom *g, enum jc_kind kind, int nranks, int rank, size_t esz,
-                    size_t bpr, size_t wo, size_t wb)
+void algo_geom_window(struct algo_geom *g, enum algo_kind kind, int nranks, int rank, size_t esz,
+                      size_t bpr, size_t wo, size_t wb)
 {
-    *g = (struct jc_geom){.kind = kind,
-                          .nranks = nranks,
-                          .rank = rank,
-                          .esz = esz,
-                          .bpr = bpr,
-                          .wo = wo,
-                          .wb = wb,
-                          .ndirs = 1,
-                          .nwires = 1,
-                          .frame = JC_FRAME_MIN};
+    *g = (struct algo_geom){.kind = kind,
+                            .nranks = nranks,
+                            .rank = rank,
+                            .esz = esz,
+                            .bpr = bpr,
+                            .wo = wo,
+                            .wb = wb,
+                            .ndirs = 1,
+                            .nwires = 1,
+                            .frame = ALGO_FRAME_MIN};
 }
 
-size_t jc_total(const struct jc_geom *g)
+size_t algo_total(const struct algo_geom *g)
 {
     return g->wb;
 }
 
-size_t jc_frame_class(size_t bytes, size_t target)
+size_t algo_frame_class(size_t bytes, size_t target)
 {
-    size_t want = bytes / (target ? target : 1), f = JC_FRAME_MIN;
-    while (f < JC_FRAME_MAX && f * 2 <= want)
+    size_t want = bytes / (target ? target : 1), f = ALGO_FRAME_MIN;
+    while (f < ALGO_FRAME_MAX && f * 2 <= want)
         f *= 2;
     return f;
 }
 
 /* ---- chunks ---- */
 
-void jc_chunk(const struct jc_geom *g, int c, struct jc_range *out)
+void algo_chunk(const struct algo_geom *g, int c, struct algo_range *out)
 {
-    if (g->kind == JC_ALLREDUCE) {
+    if (g->kind == ALGO_ALLREDUCE) {
         /* Balanced: chunk sizes differ by at most one element, for any count. */
         unsigned __int128 n = g->count;
         size_t lo = (size_t)(n * (unsigned)c / (unsigned)g->nranks);
         size_t hi = (size_t)(n * (unsigned)(c + 1) / (unsigned)g->nranks);
-        *out = (struct jc_range){lo * g->esz, (hi - lo) * g->esz};
+        *out = (struct algo_range){lo * g->esz, (hi - lo) * g->esz};
         return;
     }
     size_t seg_lo = (size_t)c * g->bpr, seg_hi = seg_lo + g->bpr;
     size_t lo = max_sz(seg_lo, g->wo), hi = min_sz(seg_hi, g->wo + g->wb);
-    *out = (struct jc_range){lo, hi > lo ? hi - lo : 0};
+    *out = (struct algo_range){lo, hi > lo ? hi - lo : 0};
     if (out->len == 0)
         out->lo = min_sz(max_sz(seg_lo, g->wo), g->wo + g->wb);
 }
 
-size_t jc_chunk_max(const struct jc_geom *g)
+size_t algo_chunk_max(const struct algo_geom *g)
 {
     size_t m = 0;
     for (int c = 0; c < g->nranks; c++) {
-        struct jc_range r;
-        jc_chunk(g, c, &r);
+        struct algo_range r;
+        algo_chunk(g, c, &r);
         m = max_sz(m, r.len);
     }
     return m;
 }
 
 /* Part k of nparts, split on element boundaries; sizes differ by at most one element. */
-void jc_part(const struct jc_geom *g, int c, int d, int w, struct jc_range *out)
+void algo_part(const struct algo_geom *g, int c, int d, int w, struct algo_range *out)
 {
-    struct jc_range ch;
-    jc_chunk(g, c, &ch);
+    struct algo_range ch;
+    algo_chunk(g, c, &ch);
     size_t n = ch.len / g->esz, parts = (size_t)(g->ndirs * g->nwires);
     size_t k = (size_t)(d * g->nwires + w);
     size_t lo = n * k / parts, hi = n * (k + 1) / parts;
-    *out = (struct jc_range){ch.lo + lo * g->esz, (hi - lo) * g->esz};
+    *out = (struct algo_range){ch.lo + lo * g->esz, (hi - lo) * g->esz};
 }
 
-size_t jc_nframes(const struct jc_geom *g, const struct jc_range *r)
+size_t algo_nframes(const struct algo_geom *g, const struct algo_range *r)
 {
     return (r->len + g->frame - 1) / g->frame;
 }
 
-void jc_frame(const struct jc_geom *g, const struct jc_range *r, size_t f, struct jc_range *out)
+void algo_frame(const struct algo_geom *g, const struct algo_range *r, size_t f,
+                struct algo_range *out)
 {
     size_t off = f * g->frame;
     out->lo = r->lo + off;
@@ -115,116 +116,117 @@ void jc_frame(const struct jc_geom *g, const struct jc_range *r, size_t f, struc
 
 /* ---- shapes ---- */
 
-void jc_geom_ring_shape(struct jc_geom *g, int wires)
+void algo_geom_ring_shape(struct algo_geom *g, int wires)
 {
-    size_t cb = jc_chunk_max(g);
+    size_t cb = algo_chunk_max(g);
     g->ndirs = 1;
     g->nwires = 1;
-    if (cb >= 2 * (size_t)JC_MIN_SLICE) {
-        size_t nw = cb / (2 * (size_t)JC_MIN_SLICE);
+    if (cb >= 2 * (size_t)ALGO_MIN_SLICE) {
+        size_t nw = cb / (2 * (size_t)ALGO_MIN_SLICE);
         g->ndirs = 2;
         g->nwires = (int)(nw < (size_t)wires ? (nw ? nw : 1) : (size_t)wires);
     }
     /* JACCL's size class: the largest frame not above the part (at most 512 KiB). */
-    g->frame = jc_frame_class(cb / (size_t)(g->ndirs * g->nwires), JC_FRAMES_SLICE);
+    g->frame = algo_frame_class(cb / (size_t)(g->ndirs * g->nwires), ALGO_FRAMES_SLICE);
 }
 
-void jc_geom_mesh_shape(struct jc_geom *g)
+void algo_geom_mesh_shape(struct algo_geom *g)
 {
     /* The largest message any rank sends to any peer: the same number on every rank, so that
      * sender and receiver cut frames at the same offsets. Up to 64 KiB it goes in one frame;
      * beyond, frames are the largest class not above it (measured: fewer, larger frames beat
      * deeper pipelining over TCP, where every frame costs wake-ups on both sides). */
-    size_t m = g->kind == JC_ALLREDUCE ? jc_total(g) : jc_chunk_max(g);
-    size_t f = JC_FRAME_MIN;
+    size_t m = g->kind == ALGO_ALLREDUCE ? algo_total(g) : algo_chunk_max(g);
+    size_t f = ALGO_FRAME_MIN;
     while (f < m && f < 64 * 1024)
         f *= 2;
-    g->frame = m <= 64 * 1024 ? f : jc_frame_class(m, JC_FRAMES_SLICE);
+    g->frame = m <= 64 * 1024 ? f : algo_frame_class(m, ALGO_FRAMES_SLICE);
 }
 
 /* ---- ring ---- */
 
-int jc_ring_steps(const struct jc_geom *g)
+int algo_ring_steps(const struct algo_geom *g)
 {
     int s = g->nranks - 1;
-    return g->kind == JC_ALLREDUCE ? 2 * s : s;
+    return g->kind == ALGO_ALLREDUCE ? 2 * s : s;
 }
 
 /* Splits the linear step t into (phase, step within phase). */
-static int ring_phase(const struct jc_geom *g, int t, int *s)
+static int ring_phase(const struct algo_geom *g, int t, int *s)
 {
     *s = t;
-    if (g->kind == JC_ALLGATHER)
+    if (g->kind == ALGO_ALLGATHER)
         return 0;
-    if (g->kind == JC_ALLREDUCE && t >= g->nranks - 1) {
+    if (g->kind == ALGO_ALLREDUCE && t >= g->nranks - 1) {
         *s = t - (g->nranks - 1);
         return 0;
     }
     return 1; /* reduce-scatter */
 }
 
-int jc_ring_chunk(const struct jc_geom *g, int t, int d, int recv)
+int algo_ring_chunk(const struct algo_geom *g, int t, int d, int recv)
 {
     int s, rs = ring_phase(g, t, &s);
     long off = (long)s + rs + recv;
     return mod(d == 0 ? g->rank - off : g->rank + off, g->nranks);
 }
 
-int jc_ring_neighbour(int rank, int nranks, int d, int recv)
+int algo_ring_neighbour(int rank, int nranks, int d, int recv)
 {
     int right = (d == 0) != (recv != 0);
     return mod(rank + (right ? 1 : -1), nranks);
 }
 
-int jc_ring_peer(const struct jc_geom *g, int d, int recv)
+int algo_ring_peer(const struct algo_geom *g, int d, int recv)
 {
-    return jc_ring_neighbour(g->rank, g->nranks, d, recv);
+    return algo_ring_neighbour(g->rank, g->nranks, d, recv);
 }
 
-int jc_ring_reduces(const struct jc_geom *g, int t)
+int algo_ring_reduces(const struct algo_geom *g, int t)
 {
     int s;
     return ring_phase(g, t, &s);
 }
 
-int jc_ring_final(const struct jc_geom *g, int t)
+int algo_ring_final(const struct algo_geom *g, int t)
 {
     int s;
     return ring_phase(g, t, &s) && s == g->nranks - 2;
 }
 
-void jc_ring_part(const struct jc_geom *g, int t, int d, int w, int recv, struct jc_range *out)
+void algo_ring_part(const struct algo_geom *g, int t, int d, int w, int recv,
+                    struct algo_range *out)
 {
-    jc_part(g, jc_ring_chunk(g, t, d, recv), d, w, out);
+    algo_part(g, algo_ring_chunk(g, t, d, recv), d, w, out);
 }
 
 /* ---- mesh ---- */
 
-static void everything(const struct jc_geom *g, struct jc_range *out)
+static void everything(const struct algo_geom *g, struct algo_range *out)
 {
-    *out = (struct jc_range){0, g->count * g->esz};
+    *out = (struct algo_range){0, g->count * g->esz};
 }
 
-void jc_mesh_send(const struct jc_geom *g, int peer, struct jc_range *out)
+void algo_mesh_send(const struct algo_geom *g, int peer, struct algo_range *out)
 {
-    if (g->kind == JC_ALLREDUCE)
+    if (g->kind == ALGO_ALLREDUCE)
         everything(g, out);
     else
-        jc_chunk(g, g->kind == JC_REDUCESCATTER ? peer : g->rank, out);
+        algo_chunk(g, g->kind == ALGO_REDUCESCATTER ? peer : g->rank, out);
 }
 
-void jc_mesh_recv(const struct jc_geom *g, int peer, struct jc_range *out)
+void algo_mesh_recv(const struct algo_geom *g, int peer, struct algo_range *out)
 {
-    if (g->kind == JC_ALLREDUCE)
+    if (g->kind == ALGO_ALLREDUCE)
         everything(g, out);
     else
-        jc_chunk(g, g->kind == JC_REDUCESCATTER ? g->rank : peer, out);
+        algo_chunk(g, g->kind == ALGO_REDUCESCATTER ? g->rank : peer, out);
 }
 
-void jc_mesh_reduced(const struct jc_geom *g, struct jc_range *out)
+void algo_mesh_reduced(const struct algo_geom *g, struct algo_range *out)
 {
-    if (g->kind == JC_ALLGATHER)
-        *out = (struct jc_range){0, 0};
+    if (g->kind == ALGO_ALLGATHER)
+        *out = (struct algo_range){0, 0};
     else
-        jc_mesh_recv(g, g->rank, out);
+        algo_mesh_recv(g, g->rank, out);
 }

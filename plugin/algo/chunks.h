@@ -15,82 +15,84 @@
  *   all-gather     step s, direction 0: send chunk r-s,   receive chunk r-1-s
  * so what a rank sends at step t+1 is exactly what it received at step t, frame for frame.
  *
- * Mesh: every rank exchanges with every peer directly; see jc_mesh_send / jc_mesh_recv. */
+ * Mesh: every rank exchanges with every peer directly; see algo_mesh_send / algo_mesh_recv. */
 #ifndef JACCL_ALGO_CHUNKS_H
 #define JACCL_ALGO_CHUNKS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define JC_MAX_WIRES    4
-#define JC_MAX_PARTS    (2 * JC_MAX_WIRES)
-#define JC_FRAME_MIN    4096u
-#define JC_FRAME_MAX    (512u * 1024u)
-#define JC_MIN_SLICE    (256u * 1024u) /* a ring part smaller than this is not split further */
-#define JC_FRAMES_SLICE 1              /* frame = largest class not above part / this */
+#define ALGO_MAX_WIRES    4
+#define ALGO_MAX_PARTS    (2 * ALGO_MAX_WIRES)
+#define ALGO_FRAME_MIN    4096u
+#define ALGO_FRAME_MAX    (512u * 1024u)
+#define ALGO_MIN_SLICE    (256u * 1024u) /* a ring part smaller than this is not split further */
+#define ALGO_FRAMES_SLICE 1              /* frame = largest class not above part / this */
 
-enum jc_kind { JC_ALLREDUCE = 0, JC_REDUCESCATTER = 1, JC_ALLGATHER = 2 };
+enum algo_kind { ALGO_ALLREDUCE = 0, ALGO_REDUCESCATTER = 1, ALGO_ALLGATHER = 2 };
 
-struct jc_range {
+struct algo_range {
     size_t lo, len;
 };
 
-struct jc_geom {
-    enum jc_kind kind;
+struct algo_geom {
+    enum algo_kind kind;
     int nranks, rank;
     size_t esz;        /* element size; 1 for all-gather */
     size_t count;      /* all-reduce: elements */
     size_t bpr;        /* reduce-scatter / all-gather: bytes per rank */
     size_t wo, wb;     /* window: offset and length in the logical space */
-    int ndirs, nwires; /* ring parts in use (1..2, 1..JC_MAX_WIRES) */
+    int ndirs, nwires; /* ring parts in use (1..2, 1..ALGO_MAX_WIRES) */
     size_t frame;      /* bytes per frame, a multiple of esz */
 };
 
 /* ---- shape ---- */
-void jc_geom_allreduce(struct jc_geom *g, int nranks, int rank, size_t count, size_t esz);
-void jc_geom_window(struct jc_geom *g, enum jc_kind kind, int nranks, int rank, size_t esz,
-                    size_t bpr, size_t wo, size_t wb);
+void algo_geom_allreduce(struct algo_geom *g, int nranks, int rank, size_t count, size_t esz);
+void algo_geom_window(struct algo_geom *g, enum algo_kind kind, int nranks, int rank, size_t esz,
+                      size_t bpr, size_t wo, size_t wb);
 /* Bytes the operation covers (all-reduce: the vector, else the window). */
-size_t jc_total(const struct jc_geom *g);
+size_t algo_total(const struct algo_geom *g);
 /* Chooses directions, wires (at most `wires`) and frame size for the ring. */
-void jc_geom_ring_shape(struct jc_geom *g, int wires);
+void algo_geom_ring_shape(struct algo_geom *g, int wires);
 /* Chooses the frame size for the mesh. */
-void jc_geom_mesh_shape(struct jc_geom *g);
-/* Largest power-of-two frame in [JC_FRAME_MIN, JC_FRAME_MAX] not above bytes / target. */
-size_t jc_frame_class(size_t bytes, size_t target);
+void algo_geom_mesh_shape(struct algo_geom *g);
+/* Largest power-of-two frame in [ALGO_FRAME_MIN, ALGO_FRAME_MAX] not above bytes / target. */
+size_t algo_frame_class(size_t bytes, size_t target);
 
 /* ---- chunks, parts, frames (logical byte ranges) ---- */
-void jc_chunk(const struct jc_geom *g, int c, struct jc_range *out);
-size_t jc_chunk_max(const struct jc_geom *g);
-void jc_part(const struct jc_geom *g, int c, int d, int w, struct jc_range *out);
-size_t jc_nframes(const struct jc_geom *g, const struct jc_range *r);
-void jc_frame(const struct jc_geom *g, const struct jc_range *r, size_t f, struct jc_range *out);
+void algo_chunk(const struct algo_geom *g, int c, struct algo_range *out);
+size_t algo_chunk_max(const struct algo_geom *g);
+void algo_part(const struct algo_geom *g, int c, int d, int w, struct algo_range *out);
+size_t algo_nframes(const struct algo_geom *g, const struct algo_range *r);
+void algo_frame(const struct algo_geom *g, const struct algo_range *r, size_t f,
+                struct algo_range *out);
 
 /* ---- ring schedule ---- */
-int jc_ring_steps(const struct jc_geom *g);
+int algo_ring_steps(const struct algo_geom *g);
 /* Chunk sent (recv = 0) or received (recv = 1) at step t in direction d. */
-int jc_ring_chunk(const struct jc_geom *g, int t, int d, int recv);
+int algo_ring_chunk(const struct algo_geom *g, int t, int d, int recv);
 /* Rank sent to (recv = 0) or received from (recv = 1) in direction d. */
-int jc_ring_peer(const struct jc_geom *g, int d, int recv);
+int algo_ring_peer(const struct algo_geom *g, int d, int recv);
 /* The same for `rank` of `nranks`: direction 0 sends to rank+1, direction 1 to rank-1. */
-int jc_ring_neighbour(int rank, int nranks, int d, int recv);
+int algo_ring_neighbour(int rank, int nranks, int d, int recv);
 /* The transport lane that carries ring direction d on wire w, with `wires` wires. */
-static inline int jc_ring_lane(int wires, int d, int w)
+static inline int algo_ring_lane(int wires, int d, int w)
 {
     return d * wires + w;
 }
 /* 1 if what arrives at step t is reduced with the local input (a reduce-scatter step). */
-int jc_ring_reduces(const struct jc_geom *g, int t);
+int algo_ring_reduces(const struct algo_geom *g, int t);
 /* 1 if step t is the last reduce-scatter step: what arrives is final for chunk `rank`. */
-int jc_ring_final(const struct jc_geom *g, int t);
+int algo_ring_final(const struct algo_geom *g, int t);
 /* The part of the chunk of step t for (d, w): the byte range that lane carries at that step. */
-void jc_ring_part(const struct jc_geom *g, int t, int d, int w, int recv, struct jc_range *out);
+void algo_ring_part(const struct algo_geom *g, int t, int d, int w, int recv,
+                    struct algo_range *out);
 
 /* ---- mesh schedule ---- */
 /* What this rank sends to / receives from `peer`. */
-void jc_mesh_send(const struct jc_geom *g, int peer, struct jc_range *out);
-void jc_mesh_recv(const struct jc_geom *g, int peer, struct jc_range *out);
+void algo_mesh_send(const struct algo_geom *g, int peer, struct algo_range *out);
+void algo_mesh_recv(const struct algo_geom *g, int peer, struct algo_range *out);
 /* The range this rank reduces (all-reduce: everything; reduce-scatter: its chunk). */
-void jc_mesh_reduced(const struct jc_geom *g, struct jc_range *out);
+void algo_mesh_reduced(const struct algo_geom *g, struct algo_range *out);
 
 #endif

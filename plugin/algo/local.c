@@ -6,49 +6,49 @@
 
 /* memmove: a caller may pass overlapping buffers only in the exact in-place layout, which is
  * skipped, but moving is as cheap as copying and never wrong. */
-static void copy_range(const struct jc_op *op, const struct jc_range *r)
+static void copy_range(const struct algo_op *op, const struct algo_range *r)
 {
-    char *dst = jc_at(&op->out, r->lo);
-    const char *src = jc_at(&op->in, r->lo);
+    char *dst = algo_at(&op->out, r->lo);
+    const char *src = algo_at(&op->in, r->lo);
     if (r->len && dst != src)
         memmove(dst, src, r->len);
 }
 
-void jc_copy_own(const struct jc_op *op)
+void algo_copy_own(const struct algo_op *op)
 {
-    struct jc_range r;
-    jc_chunk(&op->g, op->g.rank, &r);
+    struct algo_range r;
+    algo_chunk(&op->g, op->g.rank, &r);
     copy_range(op, &r);
 }
 
 /* One rank: the local chunk is everything (all-reduce: the whole vector), so the copy is all. */
-static int local_start(struct jc_run *run, struct algo_xport *x)
+static int local_start(struct algo_run *run, struct algo_xport *x)
 {
     return 0;
 }
 
-static int local_post(struct jc_run *run, struct algo_xport *x, int *progress)
+static int local_post(struct algo_run *run, struct algo_xport *x, int *progress)
 {
     return 0;
 }
 
-static int local_all(const struct jc_run *run)
+static int local_all(const struct algo_run *run)
 {
     return 1;
 }
 
-static int local_arm(struct jc_run *run, struct algo_xport *x)
+static int local_arm(struct algo_run *run, struct algo_xport *x)
 {
-    jc_copy_own(run->op);
+    algo_copy_own(run->op);
     return 0;
 }
 
-static int local_advance(struct jc_run *run, struct algo_xport *x, int *progress)
+static int local_advance(struct algo_run *run, struct algo_xport *x, int *progress)
 {
     return 1;
 }
 
-const struct jc_algo_ops jc_local_ops = {
+const struct algo_ops algo_local_ops = {
         .start = local_start,
         .post = local_post,
         .posted_all = local_all,

@@ -15,22 +15,23 @@
 
 #include "algo/algo.h"
 
-static void part_of(const struct jc_geom *g, const struct jc_rlane *l, int t, int recv,
-                    struct jc_range *r)
+static void part_of(const struct algo_geom *g, const struct algo_rlane *l, int t, int recv,
+                    struct algo_range *r)
 {
-    jc_ring_part(g, t, l->d, l->w, recv, r);
+    algo_ring_part(g, t, l->d, l->w, recv, r);
 }
 
 /* Caches step t's part in the cursor: it changes only with the step. */
-static void cur_load(const struct jc_geom *g, const struct jc_rlane *l, int recv, struct jc_cur *c)
+static void cur_load(const struct algo_geom *g, const struct algo_rlane *l, int recv,
+                     struct algo_cur *c)
 {
     part_of(g, l, c->t, recv, &c->r);
-    c->nf = jc_nframes(g, &c->r);
+    c->nf = algo_nframes(g, &c->r);
 }
 
 /* Moves a cursor to the next frame, skipping steps whose part is empty. */
-static void cur_norm(const struct jc_geom *g, const struct jc_rlane *l, int T, int recv,
-                     struct jc_cur *c)
+static void cur_norm(const struct algo_geom *g, const struct algo_rlane *l, int T, int recv,
+                     struct algo_cur *c)
 {
     while (c->t < T && c->f >= c->nf) {
         c->t++;
@@ -41,8 +42,8 @@ static void cur_norm(const struct jc_geom *g, const struct jc_rlane *l, int T, i
 }
 
 /* The cursor at the first frame of the operation. */
-static void cur_init(const struct jc_geom *g, const struct jc_rlane *l, int T, int recv,
-                     struct jc_cur *c)
+static void cur_init(const struct algo_geom *g, const struct algo_rlane *l, int T, int recv,
+                     struct algo_cur *c)
 {
     c->t = 0;
     c->f = 0;
@@ -51,57 +52,57 @@ static void cur_init(const struct jc_geom *g, const struct jc_rlane *l, int T, i
     cur_norm(g, l, T, recv, c);
 }
 
-static void cur_next(const struct jc_geom *g, const struct jc_rlane *l, int T, int recv,
-                     struct jc_cur *c)
+static void cur_next(const struct algo_geom *g, const struct algo_rlane *l, int T, int recv,
+                     struct algo_cur *c)
 {
     c->f++;
     cur_norm(g, l, T, recv, c);
 }
 
-static void cur_frame(const struct jc_geom *g, const struct jc_cur *c, struct jc_range *fr)
+static void cur_frame(const struct algo_geom *g, const struct algo_cur *c, struct algo_range *fr)
 {
-    jc_frame(g, &c->r, c->f, fr);
+    algo_frame(g, &c->r, c->f, fr);
 }
 
-static uint32_t frames_total(const struct jc_geom *g, const struct jc_rlane *l, int T, int recv)
+static uint32_t frames_total(const struct algo_geom *g, const struct algo_rlane *l, int T, int recv)
 {
     uint32_t n = 0;
-    struct jc_range r;
+    struct algo_range r;
     for (int t = 0; t < T; t++) {
         part_of(g, l, t, recv, &r);
-        n += (uint32_t)jc_nframes(g, &r);
+        n += (uint32_t)algo_nframes(g, &r);
     }
     return n;
 }
 
-static void lane_init(struct jc_run *run, struct algo_xport *x, int d, int w)
+static void lane_init(struct algo_run *run, struct algo_xport *x, int d, int w)
 {
-    struct jc_ring_run *rr = &run->ring;
-    const struct jc_geom *g = &run->op->g;
-    struct jc_rlane *l = &rr->l[rr->nl++];
-    struct jc_range r0;
+    struct algo_ring_run *rr = &run->ring;
+    const struct algo_geom *g = &run->op->g;
+    struct algo_rlane *l = &rr->l[rr->nl++];
+    struct algo_range r0;
     memset(l, 0, sizeof(*l));
     l->d = d;
     l->w = w;
-    l->lane = jc_ring_lane(ax_wires(x), d, w);
-    l->speer = jc_ring_peer(g, d, 0);
-    l->rpeer = jc_ring_peer(g, d, 1);
+    l->lane = algo_ring_lane(ax_wires(x), d, w);
+    l->speer = algo_ring_peer(g, d, 0);
+    l->rpeer = algo_ring_peer(g, d, 1);
     l->rbase = ax_posted(x, l->rpeer, l->lane);
     l->nsend = frames_total(g, l, rr->T, 0);
     l->nrecv = frames_total(g, l, rr->T, 1);
     part_of(g, l, 0, 0, &r0);
-    l->n0 = rr->T > 0 ? (uint32_t)jc_nframes(g, &r0) : 0;
-    cur_init(g, l, rr->T, 0, &l->sc);
-    cur_init(g, l, rr->T, 1, &l->pc);
-    cur_init(g, l, rr->T, 1, &l->qc);
+    l->nsend0 = rr->T > 0 ? (uint32_t)algo_nframes(g, &r0) : 0;
+    cur_init(g, l, rr->T, 0, &l->send_at);
+    cur_init(g, l, rr->T, 1, &l->post_at);
+    cur_init(g, l, rr->T, 1, &l->proc_at);
 }
 
 /* Receive side only: the previous operation may still be running. */
-static int ring_start(struct jc_run *run, struct algo_xport *x)
+static int ring_start(struct algo_run *run, struct algo_xport *x)
 {
-    struct jc_ring_run *rr = &run->ring;
-    const struct jc_geom *g = &run->op->g;
-    rr->T = jc_ring_steps(g);
+    struct algo_ring_run *rr = &run->ring;
+    const struct algo_geom *g = &run->op->g;
+    rr->T = algo_ring_steps(g);
     rr->nl = 0;
     for (int d = 0; d < g->ndirs; d++)
         for (int w = 0; w < g->nwires; w++)
@@ -110,118 +111,119 @@ static int ring_start(struct jc_run *run, struct algo_xport *x)
 }
 
 /* The previous operation is done: this one may send, and touch the caller's memory. */
-static int ring_arm(struct jc_run *run, struct algo_xport *x)
+static int ring_arm(struct algo_run *run, struct algo_xport *x)
 {
-    struct jc_ring_run *rr = &run->ring;
-    const struct jc_op *op = run->op;
-    const struct jc_geom *g = &op->g;
+    struct algo_ring_run *rr = &run->ring;
+    const struct algo_op *op = run->op;
+    const struct algo_geom *g = &op->g;
     for (int i = 0; i < rr->nl; i++)
         rr->l[i].sbase = ax_sent(x, rr->l[i].speer, rr->l[i].lane);
     rr->acc = op->out;
-    if (g->kind == JC_REDUCESCATTER) {
+    if (g->kind == ALGO_REDUCESCATTER) {
         /* Partial sums of other ranks' chunks need a home: never the caller's input. */
-        rr->acc = (struct jc_buf){.base = g->wo, .len = g->wb};
+        rr->acc = (struct algo_buf){.base = g->wo, .len = g->wb};
         rr->acc.p = ax_scratch(x, run->idx, g->wb, &rr->acc.mr);
         if (!rr->acc.p)
             return -ENOMEM;
     }
-    if (g->kind == JC_ALLGATHER)
-        jc_copy_own(op);
+    if (g->kind == ALGO_ALLGATHER)
+        algo_copy_own(op);
     return 0;
 }
 
 /* Reduces (or just accounts for) every frame that landed, in order. */
-static void lane_process(struct jc_run *run, struct algo_xport *x, struct jc_rlane *l, int *prog)
+static void lane_process(struct algo_run *run, struct algo_xport *x, struct algo_rlane *l,
+                         int *prog)
 {
-    const struct jc_op *op = run->op;
-    const struct jc_geom *g = &op->g;
-    uint32_t landed = jc_since(ax_landed(x, l->rpeer, l->lane), l->rbase);
+    const struct algo_op *op = run->op;
+    const struct algo_geom *g = &op->g;
+    uint32_t landed = algo_since(ax_landed(x, l->rpeer, l->lane), l->rbase);
     /* Landings past nrecv belong to the next operation, which posted after us. */
     while (l->proc < landed && l->proc < l->nrecv) {
-        if (jc_ring_reduces(g, l->qc.t)) {
-            struct jc_range fr;
-            int s = l->slot_of[l->proc % JC_POST_MAX];
-            cur_frame(g, &l->qc, &fr);
-            char *dst = jc_ring_final(g, l->qc.t) ? jc_at(&op->out, fr.lo)
-                                                  : jc_at(&run->ring.acc, fr.lo);
-            op->fn(dst, jc_at(&op->in, fr.lo), ax_slot(x, l->rpeer, l->lane, s, NULL),
+        if (algo_ring_reduces(g, l->proc_at.t)) {
+            struct algo_range fr;
+            int s = l->slot_of[l->proc % ALGO_POST_MAX];
+            cur_frame(g, &l->proc_at, &fr);
+            char *dst = algo_ring_final(g, l->proc_at.t) ? algo_at(&op->out, fr.lo)
+                                                         : algo_at(&run->ring.acc, fr.lo);
+            op->fn(dst, algo_at(&op->in, fr.lo), ax_slot(x, l->rpeer, l->lane, s, NULL),
                    fr.len / g->esz);
             ax_slot_give(x, l->rpeer, l->lane, s);
         }
         l->proc++;
-        cur_next(g, l, run->ring.T, 1, &l->qc);
+        cur_next(g, l, run->ring.T, 1, &l->proc_at);
         *prog = 1;
     }
 }
 
 /* Posts receives in schedule order: partial sums into a free slot, final data in place. */
-static int lane_post(struct jc_run *run, struct algo_xport *x, struct jc_rlane *l, int *prog)
+static int lane_post(struct algo_run *run, struct algo_xport *x, struct algo_rlane *l, int *prog)
 {
-    const struct jc_op *op = run->op;
-    const struct jc_geom *g = &op->g;
-    /* posted - proc stays below JC_POST_MAX so that slot_of is not overwritten while an
-     * operation posts ahead without processing (the next one, see jc_algo_ops). */
-    while (l->posted < l->nrecv && l->posted - l->proc < JC_POST_MAX &&
+    const struct algo_op *op = run->op;
+    const struct algo_geom *g = &op->g;
+    /* posted - proc stays below ALGO_POST_MAX so that slot_of is not overwritten while an
+     * operation posts ahead without processing (the next one, see algo_ops). */
+    while (l->posted < l->nrecv && l->posted - l->proc < ALGO_POST_MAX &&
            ax_can_recv(x, l->rpeer, l->lane)) {
-        struct jc_range fr;
+        struct algo_range fr;
         char *buf;
         struct fab_mr *mr = op->out.mr;
         int s = -1;
-        cur_frame(g, &l->pc, &fr);
-        if (jc_ring_reduces(g, l->pc.t)) {
+        cur_frame(g, &l->post_at, &fr);
+        if (algo_ring_reduces(g, l->post_at.t)) {
             if ((s = ax_slot_take(x, l->rpeer, l->lane)) < 0)
                 break;
             buf = ax_slot(x, l->rpeer, l->lane, s, &mr);
         } else {
-            buf = jc_at(&op->out, fr.lo);
+            buf = algo_at(&op->out, fr.lo);
         }
         int rc = ax_recv(x, l->rpeer, l->lane, buf, fr.len, mr);
         if (rc != 0)
             return rc;
-        l->slot_of[l->posted % JC_POST_MAX] = (int8_t)s;
+        l->slot_of[l->posted % ALGO_POST_MAX] = (int8_t)s;
         l->posted++;
-        cur_next(g, l, run->ring.T, 1, &l->pc);
+        cur_next(g, l, run->ring.T, 1, &l->post_at);
         *prog = 1;
     }
     return 0;
 }
 
 /* Where the frame sent at step t lives: the input at step 0, else where step t-1 put it. */
-static const struct jc_buf *send_src(const struct jc_run *run, int t)
+static const struct algo_buf *send_src(const struct algo_run *run, int t)
 {
     if (t == 0)
         return &run->op->in;
-    return jc_ring_reduces(&run->op->g, t) ? &run->ring.acc : &run->op->out;
+    return algo_ring_reduces(&run->op->g, t) ? &run->ring.acc : &run->op->out;
 }
 
-static int lane_send(struct jc_run *run, struct algo_xport *x, struct jc_rlane *l, int *prog)
+static int lane_send(struct algo_run *run, struct algo_xport *x, struct algo_rlane *l, int *prog)
 {
-    const struct jc_geom *g = &run->op->g;
+    const struct algo_geom *g = &run->op->g;
     while (l->sent < l->nsend && ax_can_send(x, l->speer, l->lane)) {
-        /* Frame k of step >= 1 is received frame k - n0: it must be processed first. */
-        if (l->sent >= l->n0 && l->proc <= l->sent - l->n0)
+        /* Frame k of step >= 1 is received frame k - nsend0: it must be processed first. */
+        if (l->sent >= l->nsend0 && l->proc <= l->sent - l->nsend0)
             break;
-        struct jc_range fr;
-        const struct jc_buf *b = send_src(run, l->sc.t);
-        cur_frame(g, &l->sc, &fr);
-        int rc = ax_send(x, l->speer, l->lane, jc_at(b, fr.lo), fr.len, b->mr);
+        struct algo_range fr;
+        const struct algo_buf *b = send_src(run, l->send_at.t);
+        cur_frame(g, &l->send_at, &fr);
+        int rc = ax_send(x, l->speer, l->lane, algo_at(b, fr.lo), fr.len, b->mr);
         if (rc != 0)
             return rc;
         l->sent++;
-        cur_next(g, l, run->ring.T, 0, &l->sc);
+        cur_next(g, l, run->ring.T, 0, &l->send_at);
         *prog = 1;
     }
     return 0;
 }
 
-static int lane_done(struct algo_xport *x, const struct jc_rlane *l)
+static int lane_done(struct algo_xport *x, const struct algo_rlane *l)
 {
     /* >=: the next operation's sends may complete on the same stream after ours. */
     return l->proc == l->nrecv && l->sent == l->nsend &&
-           jc_since(ax_sdone(x, l->speer, l->lane), l->sbase) >= l->nsend;
+           algo_since(ax_sdone(x, l->speer, l->lane), l->sbase) >= l->nsend;
 }
 
-static int ring_post(struct jc_run *run, struct algo_xport *x, int *progress)
+static int ring_post(struct algo_run *run, struct algo_xport *x, int *progress)
 {
     for (int i = 0; i < run->ring.nl; i++) {
         int rc = lane_post(run, x, &run->ring.l[i], progress);
@@ -231,7 +233,7 @@ static int ring_post(struct jc_run *run, struct algo_xport *x, int *progress)
     return 0;
 }
 
-static int ring_posted_all(const struct jc_run *run)
+static int ring_posted_all(const struct algo_run *run)
 {
     for (int i = 0; i < run->ring.nl; i++)
         if (run->ring.l[i].posted < run->ring.l[i].nrecv)
@@ -239,7 +241,7 @@ static int ring_posted_all(const struct jc_run *run)
     return 1;
 }
 
-static int ring_sent_all(const struct jc_run *run)
+static int ring_sent_all(const struct algo_run *run)
 {
     for (int i = 0; i < run->ring.nl; i++)
         if (run->ring.l[i].sent < run->ring.l[i].nsend)
@@ -247,11 +249,11 @@ static int ring_sent_all(const struct jc_run *run)
     return 1;
 }
 
-static int ring_advance(struct jc_run *run, struct algo_xport *x, int *progress)
+static int ring_advance(struct algo_run *run, struct algo_xport *x, int *progress)
 {
     int done = 1;
     for (int i = 0; i < run->ring.nl; i++) {
-        struct jc_rlane *l = &run->ring.l[i];
+        struct algo_rlane *l = &run->ring.l[i];
         lane_process(run, x, l, progress);
         int rc = lane_post(run, x, l, progress);
         if (rc == 0)
@@ -263,7 +265,7 @@ static int ring_advance(struct jc_run *run, struct algo_xport *x, int *progress)
     return done;
 }
 
-const struct jc_algo_ops jc_ring_ops = {
+const struct algo_ops algo_ring_ops = {
         .start = ring_start,
         .post = ring_post,
         .posted_all = ring_posted_all,

@@ -32,14 +32,15 @@ struct algo_xport_ops {
     uint32_t (*sdone)(struct algo_xport *x, int peer, int lane);
     uint32_t (*posted)(struct algo_xport *x, int peer, int lane);
     uint32_t (*landed)(struct algo_xport *x, int peer, int lane);
-    /* Staging slot i (< JC_SLOTS, JC_FRAME_MAX bytes) of the stream coming in from (peer, lane);
-     * take returns a free one (-1: none free), give hands it back. Slots belong to the stream,
-     * not to an operation: the next operation may post into them while this one finishes. */
+    /* Staging slot i (< ALGO_SLOTS, ALGO_FRAME_MAX bytes) of the stream coming in from (peer,
+     * lane); take returns a free one (-1: none free), give hands it back. Slots belong to the
+     * stream, not to an operation: the next operation may post into them while this one finishes.
+     */
     char *(*slot)(struct algo_xport *x, int peer, int lane, int i, struct fab_mr **mr);
     int (*slot_take)(struct algo_xport *x, int peer, int lane);
     void (*slot_give)(struct algo_xport *x, int peer, int lane, int i);
     /* Buffers of run slot `idx` (two operations may run at once, each in its own slot): one
-     * JC_FRAME_MAX buffer for the local contribution (mesh, in place), and registered scratch
+     * ALGO_FRAME_MAX buffer for the local contribution (mesh, in place), and registered scratch
      * of at least len bytes, kept across operations (NULL if out of memory). */
     char *(*own)(struct algo_xport *x, int idx);
     char *(*scratch)(struct algo_xport *x, int idx, size_t len, struct fab_mr **mr);

@@ -33,8 +33,8 @@
 #include "util/sticky.h"
 
 #define COLL_QSIZE      256
-#define COLL_CTRL_N     (JC_POST_MAX * JC_MAX_PARTS + 8) /* control receives per link */
-#define COLL_CTRL_MAGIC 0x4a43544cu                      /* "JCTL" */
+#define COLL_CTRL_N     (ALGO_POST_MAX * ALGO_MAX_PARTS + 8) /* control receives per link */
+#define COLL_CTRL_MAGIC 0x4a43544cu                          /* "JCTL" */
 #define COLL_TAG_MAGIC  0x4a43u
 #define COLL_REQ_MAGIC  0x4a435251u
 
@@ -53,9 +53,9 @@ struct coll_ctrl {
     uint16_t src;    /* sender's rank */
     uint64_t op_seq; /* the operation the sender is running (for cross-checks) */
     uint32_t op_sig;
-    uint32_t flags;                /* COLL_CTRL_BYE */
-    uint32_t posted[JC_MAX_PARTS]; /* receives posted so far on each data lane */
-    uint32_t sent[JC_MAX_PARTS];   /* sends posted so far on each data lane */
+    uint32_t flags;                  /* COLL_CTRL_BYE */
+    uint32_t posted[ALGO_MAX_PARTS]; /* receives posted so far on each data lane */
+    uint32_t sent[ALGO_MAX_PARTS];   /* sends posted so far on each data lane */
 };
 
 /* The sender is closing: it needs nothing more from us, and its counts are final (it posts no
@@ -71,7 +71,7 @@ struct coll_stream {
     uint32_t sent, sdone, granted;       /* outgoing */
     uint32_t posted, landed, advertised; /* incoming */
     uint32_t nxt_from;                   /* receives from here on are nxt's (while it runs) */
-    uint32_t exp_len[JC_POST_MAX];       /* length expected of each posted receive */
+    uint32_t exp_len[ALGO_POST_MAX];     /* length expected of each posted receive */
     int stage;                           /* staging slot pair, or -1 */
     uint8_t busy;                        /* staging slots in use, one bit each */
 };
@@ -81,13 +81,13 @@ struct coll_link {
     struct fab_ep *ep;      /* ours once bound to a rank (closed by us) */
     struct fab_ep *pending; /* during set-up: owned by the connection code */
     char desc[64];
-    struct coll_stream s[JC_MAX_PARTS];
+    struct coll_stream s[ALGO_MAX_PARTS];
     struct coll_ctrl *rx, *tx; /* COLL_CTRL_N each */
     uint32_t tx_posted, tx_done;
     uint64_t peer_seq; /* latest operation the peer said it runs, and its signature */
     uint32_t peer_sig;
     int bye_sent, bye_rcvd;
-    uint32_t peer_sent[JC_MAX_PARTS]; /* the peer's final send counts, once bye_rcvd */
+    uint32_t peer_sent[ALGO_MAX_PARTS]; /* the peer's final send counts, once bye_rcvd */
 };
 
 enum coll_req_state { COLL_REQ_FREE = 0, COLL_REQ_QUEUED, COLL_REQ_DONE };
@@ -98,7 +98,7 @@ struct coll_req {
     atomic_int state;
     int result; /* 0 or a negative code of core/err.h */
     uint64_t seq;
-    struct jc_op op;
+    struct algo_op op;
 };
 
 /* What NCCL holds (registered while live, freed by the close). */
@@ -120,14 +120,14 @@ struct coll_comm {
     const struct fab_ops *ops;
     struct fab_domain *dom;
     int dev, nranks, rank, wires, ndata;
-    struct jc_choice choice;
+    struct algo_choice choice;
     struct fab_cq *cq;
     int nlinks, maxlinks;
     struct coll_link *links;
     /* Link carrying lanes < W out to / lanes >= W in from a peer (the peer as right neighbour),
      * and the other way round (as left neighbour). The same link except with two ranks, where
      * the single peer is both neighbours and gets two connections (two I/O paths). */
-    int16_t link_r[JC_MAX_RANKS], link_l[JC_MAX_RANKS];
+    int16_t link_r[ALGO_MAX_RANKS], link_l[ALGO_MAX_RANKS];
     char *ctrl_mem, *stage_mem, *scratch[2]; /* a scratch per run slot */
     size_t scratch_len[2];
     struct fab_mr *ctrl_mr, *stage_mr, *scratch_mr[2];
@@ -154,9 +154,9 @@ struct coll_comm {
     /* what went through this comm, logged by closeColl (progress thread; read after join) */
     struct {
         uint64_t ops, failed, bytes;
-        uint64_t by_algo[3]; /* enum jc_algo */
+        uint64_t by_algo[3]; /* enum algo_id */
     } stats;
-    struct jc_run run[2]; /* run[cur_run] belongs to cur, the other one to nxt */
+    struct algo_run run[2]; /* run[cur_run] belongs to cur, the other one to nxt */
     int cur_run;
 };
 
@@ -226,7 +226,7 @@ int coll_fail(struct coll_comm *c, int err, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
 /* coll_queue.c */
-int coll_enqueue(struct coll_comm *c, const struct jc_op *op, void **request);
+int coll_enqueue(struct coll_comm *c, const struct algo_op *op, void **request);
 /* The queued request `ahead` places after the running one (0: the one to run next). */
 struct coll_req *coll_next(struct coll_comm *c, int ahead);
 void coll_finish(struct coll_comm *c, struct coll_req *r, int rc);

@@ -44,9 +44,9 @@ static void log_stats(const struct coll_comm *c)
           "CollNet closeColl: rank %d of %d: %llu operation(s), %llu byte(s) through CollNet "
           "(%llu ring, %llu mesh, %llu local), %llu failed",
           c->rank, c->nranks, (unsigned long long)c->stats.ops, (unsigned long long)c->stats.bytes,
-          (unsigned long long)c->stats.by_algo[JC_ALGO_RING],
-          (unsigned long long)c->stats.by_algo[JC_ALGO_MESH],
-          (unsigned long long)c->stats.by_algo[JC_ALGO_LOCAL], (unsigned long long)c->stats.failed);
+          (unsigned long long)c->stats.by_algo[ALGO_RING],
+          (unsigned long long)c->stats.by_algo[ALGO_MESH],
+          (unsigned long long)c->stats.by_algo[ALGO_LOCAL], (unsigned long long)c->stats.failed);
 }
 
 /* The progress thread says goodbye to every peer and waits for theirs (NCCL_JACCL_TIMEOUT at
@@ -54,7 +54,7 @@ static void log_stats(const struct coll_comm *c)
  * is still receiving. After the join nothing touches the comm but us. */
 ncclResult_t jaccl_coll_close(void *collComm)
 {
-    struct coll_comm *c = coll_handle_take(collComm, JC_COLL, "CollNet closeColl");
+    struct coll_comm *c = coll_handle_take(collComm, COMM_COLL, "CollNet closeColl");
     if (!c)
         return jaccl_err_to_nccl(-EBADF);
     if (c->started) {
@@ -73,7 +73,7 @@ ncclResult_t jaccl_coll_close(void *collComm)
 
 ncclResult_t jaccl_coll_close_listen(void *listenComm)
 {
-    struct coll_listen *l = coll_handle_take(listenComm, JC_COLL_LISTEN, "CollNet closeListen");
+    struct coll_listen *l = coll_handle_take(listenComm, COMM_COLL_LISTEN, "CollNet closeListen");
     if (!l)
         return jaccl_err_to_nccl(-EBADF);
     coll_handle_kill(l->h);

@@ -33,7 +33,7 @@ static int ctrl_alloc(struct coll_comm *c)
         l->peer_seq = UINT64_MAX; /* has said nothing yet */
         l->rx = (struct coll_ctrl *)c->ctrl_mem + (size_t)i * 2 * COLL_CTRL_N;
         l->tx = l->rx + COLL_CTRL_N;
-        for (int s = 0; s < JC_MAX_PARTS; s++)
+        for (int s = 0; s < ALGO_MAX_PARTS; s++)
             l->s[s].stage = -1;
     }
     return 0;
@@ -58,11 +58,11 @@ struct coll_comm *coll_comm_new(int dev, int nranks, int rank, int wires)
         c->req[i].magic = COLL_REQ_MAGIC;
         c->req[i].comm = c;
     }
-    for (int p = 0; p < JC_MAX_RANKS; p++)
+    for (int p = 0; p < ALGO_MAX_RANKS; p++)
         c->link_r[p] = c->link_l[p] = -1;
     c->dom = jaccl_domain_get(dev);
     c->links = calloc((size_t)c->maxlinks, sizeof(*c->links));
-    int depth = c->maxlinks * (c->ndata * (JC_POST_MAX + JC_SEND_MAX) + 2 * COLL_CTRL_N);
+    int depth = c->maxlinks * (c->ndata * (ALGO_POST_MAX + ALGO_SEND_MAX) + 2 * COLL_CTRL_N);
     if (!c->dom || !c->links || ctrl_alloc(c) != 0 ||
         c->ops->cq_create(c->dom, depth, &c->cq) != 0) {
         coll_comm_free(c);
@@ -176,13 +176,13 @@ int coll_stage_alloc(struct coll_comm *c)
     int n = 0;
     for (int w = 0; c->nranks > 1 && w < c->wires; w++)
         for (int d = 0; d < 2; d++)
-            mark_stage(c, jc_ring_neighbour(c->rank, c->nranks, d, 1), jc_ring_lane(c->wires, d, w),
-                       &n);
+            mark_stage(c, algo_ring_neighbour(c->rank, c->nranks, d, 1),
+                       algo_ring_lane(c->wires, d, w), &n);
     for (int p = 0; c->choice.mesh_connected && p < c->nranks; p++)
         if (p != c->rank)
             mark_stage(c, p, 0, &n);
     c->nstage = n;
-    size_t len = ((size_t)n * JC_SLOTS + 2) * JC_FRAME_MAX; /* + the mesh's own, per run */
+    size_t len = ((size_t)n * ALGO_SLOTS + 2) * ALGO_FRAME_MAX; /* + the mesh's own, per run */
     c->stage_mem = alloc_pages(len);
     if (!c->stage_mem || c->ops->mr_reg(c->dom, c->stage_mem, len, &c->stage_mr) != 0)
         return -ENOMEM;

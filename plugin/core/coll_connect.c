@@ -24,7 +24,7 @@
 #define NEED_ACC       2       /* this rank connects to us */
 #define TAG_PAIR       0x8000u /* two ranks: the connector's right link, the acceptor's left */
 
-struct cx {
+struct coll_connect_state {
     struct coll_comm *c;
     struct coll_listen *l;
     struct jaccl_conn_setup setup;
@@ -41,7 +41,7 @@ static int same_addr(const union jaccl_sockaddr *a, const union jaccl_sockaddr *
 }
 
 /* Decodes every handle and finds ours by the listen secret; WARNs on anything unusable. */
-static int decode_all(struct cx *x, void **handles, int nranks, int *me)
+static int decode_all(struct coll_connect_state *x, void **handles, int nranks, int *me)
 {
     const struct jaccl_handle *mine = &x->l->jh;
     *me = -1;
@@ -75,26 +75,24 @@ static int decode_all(struct cx *x, void **handles, int nranks, int *me)
 static void choose(struct coll_comm *c)
 {
     const char *algo = jaccl_param_str(JP_ALGO);
-    struct jc_choice *ch = &c->choice;
+    struct algo_choice *ch = &c->choice;
     ch->wires = c->wires;
     ch->mesh_max_bytes = (size_t)jaccl_param_int(JP_MESH_MAX_BYTES);
     ch->mesh_max_ranks = (int)jaccl_param_int(JP_MESH_MAX_RANKS);
-    ch->force = strcmp(algo, "ring") == 0   ? JC_ALGO_RING
-                : strcmp(algo, "mesh") == 0 ? JC_ALGO_MESH
-                                            : 0;
+    ch->force = strcmp(algo, "ring") == 0 ? ALGO_RING : strcmp(algo, "mesh") == 0 ? ALGO_MESH : 0;
     ch->mesh_connected =
-            ch->force == JC_ALGO_MESH ||
+            ch->force == ALGO_MESH ||
             (ch->force == 0 && c->nranks <= ch->mesh_max_ranks && ch->mesh_max_bytes > 0);
 }
 
 /* Each pair shares one connection, opened by the lower rank; with two ranks each opens one,
  * as its link to its right neighbour, so that each rank gets two I/O paths (section 1 of
  * docs/collectives.md). */
-static int start_connectors(struct cx *x)
+static int start_connectors(struct coll_connect_state *x)
 {
     struct coll_comm *c = x->c;
-    int left = jc_ring_neighbour(c->rank, c->nranks, 0, 1);
-    int right = jc_ring_neighbour(c->rank, c->nranks, 0, 0);
+    int left = algo_ring_neighbour(c->rank, c->nranks, 0, 1);
+    int right = algo_ring_neighbour(c->rank, c->nranks, 0, 0);
     int pair = c->nranks == 2;
     for (int p = 0; p < c->nranks; p++) {
         if (p == c->rank || !(c->choice.mesh_connected || p == left || p == right))
@@ -113,7 +111,7 @@ static int start_connectors(struct cx *x)
     return 0;
 }
 
-static int bind_peer(struct cx *x, struct fab_ep *ep, int peer, int need)
+static int bind_peer(struct coll_connect_state *x, struct fab_ep *ep, int peer, int need)
 {
     enum coll_link_role role = x->c->nranks != 2   ? COLL_LINK_BOTH
                                : need == NEED_CONN ? COLL_LINK_RIGHT
@@ -129,7 +127,8 @@ static int bind_peer(struct cx *x, struct fab_ep *ep, int peer, int need)
 }
 
 /* A connection accepted from a rank we expect, or dropped with a WARN. */
-static int on_accept(struct cx *x, struct fab_ep *ep, uint32_t tag, const char *peer)
+static int on_accept(struct coll_connect_state *x, struct fab_ep *ep, uint32_t tag,
+                     const char *peer)
 {
     int from = (int)(tag & 0x7fff), pair = (tag & TAG_PAIR) != 0;
     if (tag >> 16 != COLL_TAG_MAGIC || from >= x->c->nranks || !(x->need[from] & NEED_ACC) ||
@@ -143,7 +142,7 @@ static int on_accept(struct cx *x, struct fab_ep *ep, uint32_t tag, const char *
 
 /* One round over every connector and the listener: 1 if anything completed, 0 if nothing did,
  * a negative code of core/err.h on failure. */
-static int round_once(struct cx *x)
+static int round_once(struct coll_connect_state *x)
 {
     int moved = 0;
     for (int p = 0; p < x->c->nranks; p++) {
@@ -173,7 +172,7 @@ static int round_once(struct cx *x)
     return moved || r == 1;
 }
 
-static void warn_missing(const struct cx *x)
+static void warn_missing(const struct coll_connect_state *x)
 {
     char list[256] = "";
     size_t off = 0;
@@ -184,7 +183,7 @@ static void warn_missing(const struct cx *x)
           (double)jaccl_timeout_ns() / 1e9, list);
 }
 
-static int connect_all(struct cx *x)
+static int connect_all(struct coll_connect_state *x)
 {
     uint64_t deadline = jaccl_deadline_ns(jaccl_timeout_ns());
     int rc = start_connectors(x);
@@ -212,10 +211,10 @@ static int bound_links(const struct coll_comm *c)
     return n;
 }
 
-static int finish(struct cx *x)
+static int finish(struct coll_connect_state *x)
 {
     struct coll_comm *c = x->c;
-    if (coll_stage_alloc(c) != 0 || !(c->h = coll_handle_new(JC_COLL, c)) ||
+    if (coll_stage_alloc(c) != 0 || !(c->h = coll_handle_new(COMM_COLL, c)) ||
         jaccl_reg_add(c->req, sizeof(c->req[0]), COLL_QSIZE, JO_COLL_REQ, c) != 0) {
         JWARN("CollNet connect: out of memory for staging buffers");
         return -ENOMEM;
@@ -232,7 +231,7 @@ static int finish(struct cx *x)
     return 0;
 }
 
-static void cx_free(struct cx *x, int failed)
+static void cx_free(struct coll_connect_state *x, int failed)
 {
     for (int p = 0; x->conn && p < (x->c ? x->c->nranks : 0); p++)
         if (x->conn[p])
@@ -245,7 +244,7 @@ static void cx_free(struct cx *x, int failed)
     free(x->need);
 }
 
-static int cx_init(struct cx *x, void **handles, int nranks)
+static int cx_init(struct coll_connect_state *x, void **handles, int nranks)
 {
     x->hs = calloc((size_t)nranks, sizeof(*x->hs));
     x->conn = calloc((size_t)nranks, sizeof(*x->conn));
@@ -270,12 +269,13 @@ static int coll_connect(void *handles[], int nranks, int rank, void *listenComm,
     if (!collComm)
         return -EFAULT;
     *collComm = NULL;
-    struct cx x = {.l = coll_handle_obj(listenComm, JC_COLL_LISTEN, "CollNet connect")};
+    struct coll_connect_state x = {
+            .l = coll_handle_obj(listenComm, COMM_COLL_LISTEN, "CollNet connect")};
     if (!x.l)
         return -EBADF;
-    if (!handles || nranks < 1 || nranks > JC_MAX_RANKS || rank < 0 || rank >= nranks) {
+    if (!handles || nranks < 1 || nranks > ALGO_MAX_RANKS || rank < 0 || rank >= nranks) {
         JWARN("CollNet connect: invalid group (rank %d of %d, at most %d ranks)", rank, nranks,
-              JC_MAX_RANKS);
+              ALGO_MAX_RANKS);
         return handles ? -EINVAL : -EFAULT;
     }
     int rc = cx_init(&x, handles, nranks);

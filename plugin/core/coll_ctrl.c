@@ -9,7 +9,7 @@
 
 int coll_ctrl_decode(const void *buf, size_t len, int ndata, int src, struct coll_ctrl *out)
 {
-    if (len != sizeof(*out) || ndata < 0 || ndata > JC_MAX_PARTS)
+    if (len != sizeof(*out) || ndata < 0 || ndata > ALGO_MAX_PARTS)
         return -EPROTO; /* the peer sent what no jaccl peer sends */
     memcpy(out, buf, sizeof(*out));
     /* From the rank this link was set up with, describing exactly our data lanes. */

@@ -16,7 +16,7 @@ struct coll_handle *coll_handle_new(uint32_t kind, void *obj)
         return NULL;
     h->hdr.kind = kind;
     h->obj = obj;
-    if (jaccl_reg_add(h, sizeof(*h), 1, kind == JC_COLL ? JO_COLL : JO_COLL_LISTEN, obj) != 0) {
+    if (jaccl_reg_add(h, sizeof(*h), 1, kind == COMM_COLL ? JO_COLL : JO_COLL_LISTEN, obj) != 0) {
         free(h);
         return NULL;
     }

@@ -34,7 +34,7 @@ static int coll_listen(void *ctx, int dev, void *handle, void **listenComm)
     l->wires = (int)jaccl_param_int(JP_RING_WIRES);
     l->jh = (struct jaccl_handle){.kind = JH_COLL, .nlanes = (uint8_t)(2 * l->wires + 1)};
     int rc = jaccl_listener_open(dev, &addr, &l->jh, &l->listener);
-    if (rc == 0 && !(l->h = coll_handle_new(JC_COLL_LISTEN, l))) {
+    if (rc == 0 && !(l->h = coll_handle_new(COMM_COLL_LISTEN, l))) {
         jaccl_listener_close(l->listener);
         rc = -ENOMEM;
     }

@@ -100,22 +100,22 @@ static struct coll_comm *begin(void *comm, void **request, const char *op)
         return NULL;
     }
     *request = NULL;
-    return coll_handle_obj(comm, JC_COLL, op);
+    return coll_handle_obj(comm, COMM_COLL, op);
 }
 
-static int submit(struct coll_comm *c, struct jc_op *op, void **request)
+static int submit(struct coll_comm *c, struct algo_op *op, void **request)
 {
     int err = jaccl_sticky_status(&c->fail);
     if (err != 0)
         return err;
-    jc_algo_choose(op, &c->choice);
+    algo_choose(op, &c->choice);
     return coll_enqueue(c, op, request);
 }
 
-static struct jc_buf buf_of(void *p, void *mhandle, size_t base, size_t len)
+static struct algo_buf buf_of(void *p, void *mhandle, size_t base, size_t len)
 {
     const struct jaccl_mh *mh = mhandle;
-    return (struct jc_buf){.p = p, .mr = len && mh ? mh->mr : NULL, .base = base, .len = len};
+    return (struct algo_buf){.p = p, .mr = len && mh ? mh->mr : NULL, .base = base, .len = len};
 }
 
 static int allreduce(void *collComm, void *sendData, void *recvData, size_t count,
@@ -124,7 +124,7 @@ static int allreduce(void *collComm, void *sendData, void *recvData, size_t coun
 {
     const char *name = "CollNet iallreduce";
     struct coll_comm *c = begin(collComm, request, name);
-    struct jc_op op = {.dtype = dataType, .redop = redOp};
+    struct algo_op op = {.dtype = dataType, .redop = redOp};
     if (!c)
         return request ? -EBADF : -EFAULT;
     int rc = check_reduce(name, dataType, redOp, &op.fn);
@@ -140,7 +140,7 @@ static int allreduce(void *collComm, void *sendData, void *recvData, size_t coun
         (rc = check_buffer(c, name, "receive buffer", recvData, bytes, recvMhandle)) != 0 ||
         (rc = check_alias(name, sendData, bytes, recvData, bytes, sendData)) != 0)
         return rc;
-    jc_geom_allreduce(&op.g, c->nranks, c->rank, count, esz);
+    algo_geom_allreduce(&op.g, c->nranks, c->rank, count, esz);
     op.in = buf_of(sendData, sendMhandle, 0, bytes);
     op.out = buf_of(recvData, recvMhandle, 0, bytes);
     op.in_place = bytes && sendData == recvData;
@@ -157,18 +157,18 @@ ncclResult_t jaccl_coll_iallreduce(void *collComm, void *sendData, void *recvDat
 
 /* All-gather and reduce-scatter: a window buffer (recvParts / sendParts) holding the window and
  * a rank buffer (sendData / recvData) holding window ∩ own segment. */
-static int submit_window(struct coll_comm *c, const char *name, struct jc_op *op, enum jc_kind kind,
-                         size_t esz, size_t bpr, size_t wo, size_t wb, int nparts,
-                         const struct jaccl_sge *parts, void *rank_buf, void *rank_mh,
+static int submit_window(struct coll_comm *c, const char *name, struct algo_op *op,
+                         enum algo_kind kind, size_t esz, size_t bpr, size_t wo, size_t wb,
+                         int nparts, const struct jaccl_sge *parts, void *rank_buf, void *rank_mh,
                          void **request)
 {
-    int ag = kind == JC_ALLGATHER, rc;
+    int ag = kind == ALGO_ALLGATHER, rc;
     if ((rc = check_window(c, name, bpr, wo, wb, esz)) != 0 ||
         (rc = check_part(name, nparts, parts, wb)) != 0)
         return rc;
-    jc_geom_window(&op->g, kind, c->nranks, c->rank, esz, bpr, wo, wb);
-    struct jc_range mine;
-    jc_chunk(&op->g, c->rank, &mine);
+    algo_geom_window(&op->g, kind, c->nranks, c->rank, esz, bpr, wo, wb);
+    struct algo_range mine;
+    algo_chunk(&op->g, c->rank, &mine);
     char *win = parts[0].address, *inplace = win + (mine.lo - wo);
     if ((rc = check_buffer(c, name, ag ? "receive part" : "send part", win, wb,
                            parts[0].mhandle)) != 0 ||
@@ -176,8 +176,8 @@ static int submit_window(struct coll_comm *c, const char *name, struct jc_op *op
                            rank_mh)) != 0 ||
         (rc = check_alias(name, win, wb, rank_buf, mine.len, inplace)) != 0)
         return rc;
-    struct jc_buf wbuf = buf_of(win, parts[0].mhandle, wo, wb);
-    struct jc_buf rbuf = buf_of(rank_buf, rank_mh, mine.lo, mine.len);
+    struct algo_buf wbuf = buf_of(win, parts[0].mhandle, wo, wb);
+    struct algo_buf rbuf = buf_of(rank_buf, rank_mh, mine.lo, mine.len);
     op->in = ag ? rbuf : wbuf;
     op->out = ag ? wbuf : rbuf;
     op->in_place = mine.len && rank_buf == inplace;
@@ -191,10 +191,10 @@ ncclResult_t jaccl_coll_iallgather(void *collComm, void *sendData, int nRecvPart
 {
     const char *name = "CollNet iallgather";
     struct coll_comm *c = begin(collComm, request, name);
-    struct jc_op op = {.dtype = -1, .redop = -1};
+    struct algo_op op = {.dtype = -1, .redop = -1};
     if (!c)
         return jaccl_err_to_nccl(request ? -EBADF : -EFAULT);
-    return jaccl_err_to_nccl(submit_window(c, name, &op, JC_ALLGATHER, 1, bytesPerRank,
+    return jaccl_err_to_nccl(submit_window(c, name, &op, ALGO_ALLGATHER, 1, bytesPerRank,
                                            windowOffset, windowBytes, nRecvParts, recvParts,
                                            sendData, sendMhandle, request));
 }
@@ -207,14 +207,14 @@ ncclResult_t jaccl_coll_ireducescatter(void *collComm, int nSendParts,
 {
     const char *name = "CollNet ireducescatter";
     struct coll_comm *c = begin(collComm, request, name);
-    struct jc_op op = {.dtype = dataType, .redop = redOp};
+    struct algo_op op = {.dtype = dataType, .redop = redOp};
     if (!c)
         return jaccl_err_to_nccl(request ? -EBADF : -EFAULT);
     int rc = check_reduce(name, dataType, redOp, &op.fn);
     if (rc != 0)
         return jaccl_err_to_nccl(rc);
     size_t esz = jaccl_dtype_size((enum jaccl_dtype)dataType);
-    return jaccl_err_to_nccl(submit_window(c, name, &op, JC_REDUCESCATTER, esz, bytesPerRank,
+    return jaccl_err_to_nccl(submit_window(c, name, &op, ALGO_REDUCESCATTER, esz, bytesPerRank,
                                            windowOffset, windowBytes, nSendParts, sendParts,
                                            recvData, recvMhandle, request));
 }

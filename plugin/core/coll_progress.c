@@ -60,8 +60,8 @@ static void warn_if_stuck(struct coll_comm *c)
     char who[512];
     describe_wait(c, who, sizeof(who));
     JWARN("CollNet rank %d: %s #%llu (%zu bytes, %s) still waiting after %.0f s for:%s", c->rank,
-          jc_kind_name(c->cur->op.g.kind), (unsigned long long)c->cur->seq, jc_total(&c->cur->op.g),
-          jc_algo_name(c->cur->op.algo), (double)waited / 1e9, who);
+          algo_kind_name(c->cur->op.g.kind), (unsigned long long)c->cur->seq,
+          algo_total(&c->cur->op.g), algo_name(c->cur->op.algo), (double)waited / 1e9, who);
     c->cur_warn *= 2;
 }
 

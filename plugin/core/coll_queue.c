@@ -14,7 +14,7 @@
 #include "core/registry.h"
 #include "util/log.h"
 
-int coll_enqueue(struct coll_comm *c, const struct jc_op *op, void **request)
+int coll_enqueue(struct coll_comm *c, const struct algo_op *op, void **request)
 {
     pthread_mutex_lock(&c->qlock);
     struct coll_req *r = &c->req[c->q_tail % COLL_QSIZE];

@@ -13,14 +13,14 @@
 #include "util/clock.h"
 #include "util/log.h"
 
-static struct jc_run *run_of(struct coll_comm *c, int behind)
+static struct algo_run *run_of(struct coll_comm *c, int behind)
 {
     return &c->run[c->cur_run ^ behind];
 }
 
-static const struct jc_algo_ops *ops_of(const struct coll_req *q)
+static const struct algo_ops *ops_of(const struct coll_req *q)
 {
-    return jc_algo_ops_of(q->op.algo);
+    return algo_ops_of(q->op.algo);
 }
 
 static int comm_error(struct coll_comm *c)
@@ -30,7 +30,7 @@ static int comm_error(struct coll_comm *c)
 
 static void begin(struct coll_comm *c, struct coll_req *q, int behind)
 {
-    struct jc_run *r = run_of(c, behind);
+    struct algo_run *r = run_of(c, behind);
     r->op = &q->op;
     r->idx = c->cur_run ^ behind;
     if (behind)
@@ -45,8 +45,8 @@ static int arm(struct coll_comm *c, struct coll_req *q, int behind)
     if (comm_error(c) != 0)
         return 1;
     if (ops_of(q)->arm(run_of(c, behind), coll_xport(c)) != 0) {
-        coll_fail(c, -ENOMEM, "no memory for %s of %zu bytes", jc_kind_name(q->op.g.kind),
-                  jc_total(&q->op.g));
+        coll_fail(c, -ENOMEM, "no memory for %s of %zu bytes", algo_kind_name(q->op.g.kind),
+                  algo_total(&q->op.g));
         return 1;
     }
     return 0;

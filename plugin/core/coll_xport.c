@@ -7,7 +7,7 @@
  * message is harmless and the latest one is all that matters). The sender never posts past that
  * count: nothing is ever sent that the peer has no receive for, as verbs UC requires.
  * Control messages are bounded too: each one carries at least one new grant, and a grant stays
- * outstanding until its data arrives, so at most JC_POST_MAX per data lane are ever unread;
+ * outstanding until its data arrives, so at most ALGO_POST_MAX per data lane are ever unread;
  * COLL_CTRL_N control receives per link cover that. */
 #include <errno.h>
 #include <stdarg.h>
@@ -59,7 +59,7 @@ static int x_can_send(struct algo_xport *x, int peer, int lane)
             peer_left(c, l, "send to", lane);
         return 0;
     }
-    return (int32_t)(s->granted - s->sent) > 0 && s->sent - s->sdone < JC_SEND_MAX;
+    return (int32_t)(s->granted - s->sent) > 0 && s->sent - s->sdone < ALGO_SEND_MAX;
 }
 
 static int x_can_recv(struct algo_xport *x, int peer, int lane)
@@ -72,7 +72,7 @@ static int x_can_recv(struct algo_xport *x, int peer, int lane)
             peer_left(c, l, "receive from", lane); /* it sent its last message already */
         return 0;
     }
-    return s->posted - s->landed < JC_POST_MAX;
+    return s->posted - s->landed < ALGO_POST_MAX;
 }
 
 static uint32_t x_sent(struct algo_xport *x, int peer, int lane)
@@ -101,13 +101,13 @@ static char *x_slot(struct algo_xport *x, int peer, int lane, int i, struct fab_
     int st = coll_x_stream(c, peer, lane, 1)->stage;
     if (mr)
         *mr = c->stage_mr;
-    return c->stage_mem + ((size_t)st * JC_SLOTS + (size_t)i) * JC_FRAME_MAX;
+    return c->stage_mem + ((size_t)st * ALGO_SLOTS + (size_t)i) * ALGO_FRAME_MAX;
 }
 
 static int x_slot_take(struct algo_xport *x, int peer, int lane)
 {
     struct coll_stream *s = coll_x_stream(xport_comm(x), peer, lane, 1);
-    for (int i = 0; i < JC_SLOTS; i++) {
+    for (int i = 0; i < ALGO_SLOTS; i++) {
         if (!(s->busy & (1u << i))) {
             s->busy |= (uint8_t)(1u << i);
             return i;
@@ -124,7 +124,7 @@ static void x_slot_give(struct algo_xport *x, int peer, int lane, int i)
 static char *x_own(struct algo_xport *x, int idx)
 {
     struct coll_comm *c = xport_comm(x);
-    return c->stage_mem + ((size_t)c->nstage * JC_SLOTS + (size_t)idx) * JC_FRAME_MAX;
+    return c->stage_mem + ((size_t)c->nstage * ALGO_SLOTS + (size_t)idx) * ALGO_FRAME_MAX;
 }
 
 /* A post fails when the endpoint broke under us (the completion saying why may still be on
@@ -178,7 +178,7 @@ static int x_recv(struct algo_xport *x, int peer, int lane, void *buf, size_t le
                                COLL_WR(COLL_WR_DRECV, li, lane, s->posted));
     if (rc != 0)
         return post_failed(c, l, rc, "receive", len);
-    s->exp_len[s->posted % JC_POST_MAX] = (uint32_t)len;
+    s->exp_len[s->posted % ALGO_POST_MAX] = (uint32_t)len;
     s->posted++;
     return 0;
 }
@@ -277,8 +277,8 @@ static int check_link_sig(struct coll_comm *c, const struct coll_link *l, const 
             c, -EINVAL,
             "rank %d (%s) runs a different collective as operation #%llu than this rank "
             "(%s of %zu bytes): every rank must issue the same operations in the same order",
-            l->peer, l->desc, (unsigned long long)q->seq, jc_kind_name(q->op.g.kind),
-            jc_total(&q->op.g));
+            l->peer, l->desc, (unsigned long long)q->seq, algo_kind_name(q->op.g.kind),
+            algo_total(&q->op.g));
 }
 
 void coll_x_check_sig(struct coll_comm *c, const struct coll_req *q)
@@ -289,7 +289,7 @@ void coll_x_check_sig(struct coll_comm *c, const struct coll_req *q)
 }
 
 /* Counts a well-behaved peer can send: the control lane is ordered, so grants never go back;
- * a receiver posts at most JC_POST_MAX past what has landed (<= what we sent); a sender never
+ * a receiver posts at most ALGO_POST_MAX past what has landed (<= what we sent); a sender never
  * sends past our grants. Anything else is the peer's bug. (Its send count may trail what has
  * landed here: data lanes may overtake the control lane.) */
 static int ctrl_counts_ok(const struct coll_link *l, const struct coll_ctrl *m, int ndata)
@@ -297,7 +297,7 @@ static int ctrl_counts_ok(const struct coll_link *l, const struct coll_ctrl *m, 
     for (int i = 0; i < ndata; i++) {
         const struct coll_stream *s = &l->s[i];
         if ((int32_t)(m->posted[i] - s->granted) < 0 ||
-            (int32_t)(m->posted[i] - s->sent) > JC_POST_MAX ||
+            (int32_t)(m->posted[i] - s->sent) > ALGO_POST_MAX ||
             (int32_t)(m->sent[i] - s->posted) > 0)
             return 0;
     }
@@ -372,11 +372,11 @@ static void on_data(struct coll_comm *c, struct coll_link *l, const struct fab_w
     int lane = COLL_WR_LANE(wc->wr_id);
     struct coll_stream *s = &l->s[lane];
     uint32_t idx = COLL_WR_IDX(wc->wr_id);
-    if (idx != s->landed || wc->len != s->exp_len[idx % JC_POST_MAX]) {
+    if (idx != s->landed || wc->len != s->exp_len[idx % ALGO_POST_MAX]) {
         coll_fail(c, -EMSGSIZE,
                   "rank %d (%s) sent %u bytes on lane %d where %u were expected (message %u): "
                   "the ranks disagree about the operation's parameters",
-                  l->peer, l->desc, wc->len, lane, s->exp_len[idx % JC_POST_MAX], idx);
+                  l->peer, l->desc, wc->len, lane, s->exp_len[idx % ALGO_POST_MAX], idx);
         return;
     }
     s->landed++;

@@ -13,11 +13,11 @@
 #include "nccl_abi/net_common.h"
 
 enum jaccl_comm_kind {
-    JC_LISTEN = 0x4a430001,
-    JC_SEND = 0x4a430002,
-    JC_RECV = 0x4a430003,
-    JC_COLL_LISTEN = 0x4a430004,
-    JC_COLL = 0x4a430005,
+    COMM_LISTEN = 0x4a430001,
+    COMM_SEND = 0x4a430002,
+    COMM_RECV = 0x4a430003,
+    COMM_COLL_LISTEN = 0x4a430004,
+    COMM_COLL = 0x4a430005,
 };
 
 struct jaccl_comm_hdr {

@@ -14,15 +14,15 @@
 static uint32_t obj_kind(uint32_t comm_kind)
 {
     switch (comm_kind) {
-    case JC_LISTEN:
+    case COMM_LISTEN:
         return JO_LISTEN;
-    case JC_SEND:
+    case COMM_SEND:
         return JO_SEND;
-    case JC_RECV:
+    case COMM_RECV:
         return JO_RECV;
-    case JC_COLL_LISTEN:
+    case COMM_COLL_LISTEN:
         return JO_COLL_LISTEN;
-    case JC_COLL:
+    case COMM_COLL:
         return JO_COLL;
     default:
         return JO_SEND | JO_RECV | JO_COLL;
@@ -82,7 +82,7 @@ static void mh_release(void *obj)
 
 int jaccl_mr_dereg(struct jaccl_comm_hdr *c, void *mhandle)
 {
-    const char *what = c->kind == JC_COLL ? "CollNet deregMr" : "deregMr";
+    const char *what = c->kind == COMM_COLL ? "CollNet deregMr" : "deregMr";
     void *owner = NULL;
     struct jaccl_mh *mh = jaccl_reg_find(mhandle, JO_MH, what, &owner);
     if (!mh)

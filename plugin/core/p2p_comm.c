@@ -40,7 +40,7 @@ static struct p2p_comm *p2p_comm_new(int dev, uint32_t kind, int nlanes)
         c->reqs[i].magic = P2P_REQ_MAGIC;
         c->reqs[i].comm = c;
     }
-    uint32_t jo = kind == JC_SEND ? JO_SEND : JO_RECV;
+    uint32_t jo = kind == COMM_SEND ? JO_SEND : JO_RECV;
     if (jaccl_reg_add(c, sizeof(*c), 1, jo, c) != 0) {
         p2p_comm_free(c);
         return NULL;
@@ -97,7 +97,7 @@ static struct jaccl_conn_setup p2p_setup(struct p2p_comm *c, int ctx_tc)
                      .max_recv_wr = P2P_CTRL_BUFS + P2P_NSLOTS,
                      .liveness_ns = jaccl_timeout_ns(),
                      .peer_desc = c->peer},
-            .post_initial = c->hdr.kind == JC_SEND ? p2p_post_ctrl_recvs : NULL,
+            .post_initial = c->hdr.kind == COMM_SEND ? p2p_post_ctrl_recvs : NULL,
             .arg = c,
     };
     jaccl_qos_fill(ctx_tc, &s.attr);
@@ -140,7 +140,7 @@ static int p2p_listen(void *ctx, int dev, void *handle, void **listenComm)
         free(l);
         return -ENOMEM;
     }
-    l->hdr.kind = JC_LISTEN;
+    l->hdr.kind = COMM_LISTEN;
     l->hdr.dev = dev;
     l->ctx_tc = jaccl_ctx_traffic_class(ctx);
     /* A lane is a socket on tcp and a queue pair on verbs; the back end reads its own knob. The
@@ -170,11 +170,11 @@ static int p2p_accept(void *listenComm, void **recvComm)
     if (!recvComm)
         return -EFAULT;
     *recvComm = NULL;
-    struct p2p_listen *l = (struct p2p_listen *)jaccl_comm_check(listenComm, JC_LISTEN, "accept");
+    struct p2p_listen *l = (struct p2p_listen *)jaccl_comm_check(listenComm, COMM_LISTEN, "accept");
     if (!l)
         return -EBADF;
     if (!l->pending) {
-        l->pending = p2p_comm_new(l->hdr.dev, JC_RECV, l->nlanes);
+        l->pending = p2p_comm_new(l->hdr.dev, COMM_RECV, l->nlanes);
         if (!l->pending)
             return -ENOMEM;
     }
@@ -201,7 +201,7 @@ ncclResult_t jaccl_accept(void *listenComm, void **recvComm, void **recvDevComm)
 ncclResult_t jaccl_close_listen(void *listenComm)
 {
     struct p2p_listen *l =
-            (struct p2p_listen *)jaccl_comm_take(listenComm, JC_LISTEN, "closeListen");
+            (struct p2p_listen *)jaccl_comm_take(listenComm, COMM_LISTEN, "closeListen");
     if (!l)
         return jaccl_err_to_nccl(-EBADF);
     listen_free(l);
@@ -290,7 +290,7 @@ static int connect_start(void *ctx, int dev, void *handle, int ctx_tc, struct pe
     p->ctx = ctx;
     p->dev = dev;
     memcpy(p->handle, handle, sizeof(p->handle));
-    p->comm = p2p_comm_new(dev, JC_SEND, h.nlanes);
+    p->comm = p2p_comm_new(dev, COMM_SEND, h.nlanes);
     int rc = -ENOMEM;
     if (p->comm) {
         jaccl_sockaddr_str(&h.addr, p->comm->peer, sizeof(p->comm->peer));
@@ -367,12 +367,12 @@ static ncclResult_t close_comm(void *comm, uint32_t kind, const char *what)
 
 ncclResult_t jaccl_close_send(void *sendComm)
 {
-    return close_comm(sendComm, JC_SEND, "closeSend");
+    return close_comm(sendComm, COMM_SEND, "closeSend");
 }
 
 ncclResult_t jaccl_close_recv(void *recvComm)
 {
-    return close_comm(recvComm, JC_RECV, "closeRecv");
+    return close_comm(recvComm, COMM_RECV, "closeRecv");
 }
 
 ncclResult_t jaccl_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle)
@@ -393,5 +393,5 @@ ncclResult_t jaccl_iflush(void *recvComm, int n, void **data, int *sizes, void *
     /* Host memory only: there is never anything to flush (NCCL only flushes GDR buffers). */
     if (request)
         *request = NULL;
-    return jaccl_err_to_nccl(jaccl_comm_check(recvComm, JC_RECV, "iflush") ? 0 : -EBADF);
+    return jaccl_err_to_nccl(jaccl_comm_check(recvComm, COMM_RECV, "iflush") ? 0 : -EBADF);
 }

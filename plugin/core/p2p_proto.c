@@ -16,7 +16,7 @@
 
 static const char *p2p_dir(const struct p2p_comm *c)
 {
-    return c->hdr.kind == JC_SEND ? "connection to" : "connection from";
+    return c->hdr.kind == COMM_SEND ? "connection to" : "connection from";
 }
 
 /* The comm's failure is about to reach the caller as an error: say why, once. */
@@ -206,7 +206,7 @@ static int p2p_irecv(void *recvComm, int n, void **data, size_t *sizes, int *tag
     if (!request)
         return -EFAULT;
     *request = NULL; /* NCCL may have preloaded 0x1 */
-    struct p2p_comm *c = (struct p2p_comm *)jaccl_comm_check(recvComm, JC_RECV, "irecv");
+    struct p2p_comm *c = (struct p2p_comm *)jaccl_comm_check(recvComm, COMM_RECV, "irecv");
     if (!c)
         return -EBADF;
     if (n != 1 || !data || !sizes || !tags || !mhandles) {
@@ -307,7 +307,7 @@ static int p2p_isend(void *sendComm, void *data, size_t size, int tag, void *mha
     if (!request)
         return -EFAULT;
     *request = NULL;
-    struct p2p_comm *c = (struct p2p_comm *)jaccl_comm_check(sendComm, JC_SEND, "isend");
+    struct p2p_comm *c = (struct p2p_comm *)jaccl_comm_check(sendComm, COMM_SEND, "isend");
     if (!c)
         return -EBADF;
     int rc = jaccl_mh_covers(mhandle, data, size, "isend");

@@ -4,13 +4,13 @@
 #include "util/param.h"
 
 int jaccl_counters_on;
-_Atomic uint64_t jaccl_counters[JC_NUM_COUNTERS];
+_Atomic uint64_t jaccl_counters[JACCL_CNT_NUM];
 
-static const char *const g_names[JC_NUM_COUNTERS] = {
-        [JC_SENDMSG] = "sendmsg",           [JC_RECVMSG] = "recvmsg_io",
-        [JC_RECVMSG_POLL] = "recvmsg_poll", [JC_EPOLL_WAKE] = "epoll_wake",
-        [JC_EVENTFD_WAKE] = "eventfd_wake", [JC_CQ_SIGNAL] = "cq_signal",
-        [JC_STAGE_BYTES] = "stage_bytes",   [JC_HANDOFF] = "io_handoff",
+static const char *const g_names[JACCL_CNT_NUM] = {
+        [JACCL_CNT_SENDMSG] = "sendmsg",           [JACCL_CNT_RECVMSG] = "recvmsg_io",
+        [JACCL_CNT_RECVMSG_POLL] = "recvmsg_poll", [JACCL_CNT_EPOLL_WAKE] = "epoll_wake",
+        [JACCL_CNT_EVENTFD_WAKE] = "eventfd_wake", [JACCL_CNT_CQ_SIGNAL] = "cq_signal",
+        [JACCL_CNT_STAGE_BYTES] = "stage_bytes",   [JACCL_CNT_HANDOFF] = "io_handoff",
 };
 
 void jaccl_counters_init(void)
@@ -20,11 +20,11 @@ void jaccl_counters_init(void)
 
 int jaccl_counters_read(uint64_t *vals, const char **names, int max)
 {
-    for (int i = 0; i < max && i < JC_NUM_COUNTERS; i++) {
+    for (int i = 0; i < max && i < JACCL_CNT_NUM; i++) {
         if (vals)
             vals[i] = atomic_load_explicit(&jaccl_counters[i], memory_order_relaxed);
         if (names)
             names[i] = g_names[i];
     }
-    return JC_NUM_COUNTERS;
+    return JACCL_CNT_NUM;
 }

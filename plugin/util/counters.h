@@ -9,19 +9,19 @@
 #include <stdint.h>
 
 enum jaccl_counter {
-    JC_SENDMSG,      /* sendmsg()/writev() on a data socket */
-    JC_RECVMSG,      /* recvmsg()/read() on a data socket, by the I/O thread */
-    JC_RECVMSG_POLL, /* the same, by a thread polling a CQ (inline progress) */
-    JC_EPOLL_WAKE,   /* epoll_wait() returns of a progress thread */
-    JC_EVENTFD_WAKE, /* eventfd writes that wake a progress thread */
-    JC_CQ_SIGNAL,    /* condition-variable broadcasts to cq_wait sleepers */
-    JC_STAGE_BYTES,  /* payload bytes copied out of a receive staging buffer */
-    JC_HANDOFF,      /* an I/O thread switched between reading and leaving it to pollers */
-    JC_NUM_COUNTERS
+    JACCL_CNT_SENDMSG,      /* sendmsg()/writev() on a data socket */
+    JACCL_CNT_RECVMSG,      /* recvmsg()/read() on a data socket, by the I/O thread */
+    JACCL_CNT_RECVMSG_POLL, /* the same, by a thread polling a CQ (inline progress) */
+    JACCL_CNT_EPOLL_WAKE,   /* epoll_wait() returns of a progress thread */
+    JACCL_CNT_EVENTFD_WAKE, /* eventfd writes that wake a progress thread */
+    JACCL_CNT_CQ_SIGNAL,    /* condition-variable broadcasts to cq_wait sleepers */
+    JACCL_CNT_STAGE_BYTES,  /* payload bytes copied out of a receive staging buffer */
+    JACCL_CNT_HANDOFF,      /* an I/O thread switched between reading and leaving it to pollers */
+    JACCL_CNT_NUM
 };
 
 extern int jaccl_counters_on;
-extern _Atomic uint64_t jaccl_counters[JC_NUM_COUNTERS];
+extern _Atomic uint64_t jaccl_counters[JACCL_CNT_NUM];
 
 /* Reads NCCL_JACCL_DEBUG_COUNTERS once; called before the fabric starts. */
 void jaccl_counters_init(void);

@@ -9,18 +9,18 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct coll_ctrl m;
-    uint32_t granted[JC_MAX_PARTS] = {0};
+    uint32_t granted[ALGO_MAX_PARTS] = {0};
     uint16_t src;
 
     if (size < 3)
         return 0;
-    int ndata = data[0] % (JC_MAX_PARTS + 2); /* one past the limit too */
+    int ndata = data[0] % (ALGO_MAX_PARTS + 2); /* one past the limit too */
     memcpy(&src, data + 1, 2);
     data += 3;
     size -= 3;
     if (coll_ctrl_decode(data, size, ndata, src, &m) != 0)
         return 0;
-    FUZZ_CHECK(ndata <= JC_MAX_PARTS && m.ndata == ndata && m.src == src);
+    FUZZ_CHECK(ndata <= ALGO_MAX_PARTS && m.ndata == ndata && m.src == src);
     FUZZ_CHECK(m.magic == COLL_CTRL_MAGIC);
     for (int i = 0; i < m.ndata; i++)
         if ((int32_t)(m.posted[i] - granted[i]) > 0)

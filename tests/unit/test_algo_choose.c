@@ -11,62 +11,62 @@
 
 #include "algo/algo.h"
 
-static struct jc_choice auto_choice(void)
+static struct algo_choice auto_choice(void)
 {
-    return (struct jc_choice){.mesh_connected = 1,
-                              .force = 0,
-                              .mesh_max_bytes = 65536,
-                              .mesh_max_ranks = 8,
-                              .wires = 2};
+    return (struct algo_choice){.mesh_connected = 1,
+                                .force = 0,
+                                .mesh_max_bytes = 65536,
+                                .mesh_max_ranks = 8,
+                                .wires = 2};
 }
 
-static enum jc_algo pick(int P, size_t count, const struct jc_choice *ch)
+static enum algo_id pick(int P, size_t count, const struct algo_choice *ch)
 {
-    struct jc_op op = {.dtype = 7, .redop = 0};
-    jc_geom_allreduce(&op.g, P, 0, count, 4);
-    jc_algo_choose(&op, ch);
+    struct algo_op op = {.dtype = 7, .redop = 0};
+    algo_geom_allreduce(&op.g, P, 0, count, 4);
+    algo_choose(&op, ch);
     return op.algo;
 }
 
 static void test_choice(void **state)
 {
     (void)state;
-    struct jc_choice ch = auto_choice();
-    assert_int_equal(pick(1, 1000, &ch), JC_ALGO_LOCAL);
-    assert_int_equal(pick(4, 16384, &ch), JC_ALGO_MESH); /* 64 KiB: still the mesh */
-    assert_int_equal(pick(4, 16385, &ch), JC_ALGO_RING); /* one element more: ring */
-    assert_int_equal(pick(9, 10, &ch), JC_ALGO_RING);    /* too many ranks */
-    ch.force = JC_ALGO_RING;
-    assert_int_equal(pick(4, 10, &ch), JC_ALGO_RING);
-    ch.force = JC_ALGO_MESH;
-    assert_int_equal(pick(4, 1u << 24, &ch), JC_ALGO_MESH);
+    struct algo_choice ch = auto_choice();
+    assert_int_equal(pick(1, 1000, &ch), ALGO_LOCAL);
+    assert_int_equal(pick(4, 16384, &ch), ALGO_MESH); /* 64 KiB: still the mesh */
+    assert_int_equal(pick(4, 16385, &ch), ALGO_RING); /* one element more: ring */
+    assert_int_equal(pick(9, 10, &ch), ALGO_RING);    /* too many ranks */
+    ch.force = ALGO_RING;
+    assert_int_equal(pick(4, 10, &ch), ALGO_RING);
+    ch.force = ALGO_MESH;
+    assert_int_equal(pick(4, 1u << 24, &ch), ALGO_MESH);
     ch = auto_choice();
     ch.mesh_connected = 0;
-    assert_int_equal(pick(2, 10, &ch), JC_ALGO_RING);
+    assert_int_equal(pick(2, 10, &ch), ALGO_RING);
     ch = auto_choice();
     ch.mesh_max_bytes = 0;
-    assert_int_equal(pick(2, 1, &ch), JC_ALGO_RING);
+    assert_int_equal(pick(2, 1, &ch), ALGO_RING);
 }
 
 /* The signature covers the call, not the rank. */
 static void test_signature(void **state)
 {
     (void)state;
-    struct jc_choice ch = auto_choice();
+    struct algo_choice ch = auto_choice();
     uint32_t sig[4];
     for (int r = 0; r < 4; r++) {
-        struct jc_op op = {.dtype = 7, .redop = 0};
-        jc_geom_window(&op.g, JC_REDUCESCATTER, 4, r, 4, 4000, 1000, 9000);
-        jc_algo_choose(&op, &ch);
+        struct algo_op op = {.dtype = 7, .redop = 0};
+        algo_geom_window(&op.g, ALGO_REDUCESCATTER, 4, r, 4, 4000, 1000, 9000);
+        algo_choose(&op, &ch);
         sig[r] = op.sig;
     }
     for (int r = 1; r < 4; r++)
         assert_int_equal(sig[r], sig[0]);
-    struct jc_op a = {.dtype = 7, .redop = 0}, b = {.dtype = 7, .redop = 1};
-    jc_geom_allreduce(&a.g, 4, 0, 100, 4);
-    jc_geom_allreduce(&b.g, 4, 0, 100, 4);
-    jc_algo_choose(&a, &ch);
-    jc_algo_choose(&b, &ch);
+    struct algo_op a = {.dtype = 7, .redop = 0}, b = {.dtype = 7, .redop = 1};
+    algo_geom_allreduce(&a.g, 4, 0, 100, 4);
+    algo_geom_allreduce(&b.g, 4, 0, 100, 4);
+    algo_choose(&a, &ch);
+    algo_choose(&b, &ch);
     assert_int_not_equal(a.sig, b.sig);
 }
 

@@ -6,7 +6,7 @@
  *   grant  a receiver's posted receive becomes a credit its sender sees;
  *   take   a posted send's bytes are copied off the sender's buffer (its send completes);
  *   land   those bytes are written into the matching posted receive (it completes).
- * It delivers only what the receiver posted and credited, and each stream has JC_SLOTS staging
+ * It delivers only what the receiver posted and credited, and each stream has ALGO_SLOTS staging
  * slots exactly as large as a frame, so an algorithm that would wait on a buffer a peer holds
  * stops moving: the run then reports a stall instead of finishing. Results must equal, bit for
  * bit, a reference that folds the ranks' inputs in rank order. */
@@ -23,7 +23,7 @@
 #include "algo/algo.h"
 
 #define MAXR   9
-#define NLANES (2 * JC_MAX_WIRES)
+#define NLANES (2 * ALGO_MAX_WIRES)
 #define NOPS   2 /* queued on every rank: the second overlaps the first */
 
 /* assert_true for the fake's hot paths: cmocka's costs a call even when it holds. */
@@ -38,13 +38,13 @@
 struct fstream {                   /* messages from src to dst on one lane */
     uint32_t sent, sdone, granted; /* the sender's side */
     uint32_t posted, landed;       /* the receiver's side */
-    const char *sbuf[JC_SEND_MAX];
-    size_t slen[JC_SEND_MAX];
-    char *rbuf[JC_POST_MAX];
-    size_t rlen[JC_POST_MAX];
-    char *wire[JC_POST_MAX]; /* taken off the sender, not landed yet (wire_cap bytes each) */
-    size_t wlen[JC_POST_MAX], wire_cap;
-    char *slot[JC_SLOTS];
+    const char *sbuf[ALGO_SEND_MAX];
+    size_t slen[ALGO_SEND_MAX];
+    char *rbuf[ALGO_POST_MAX];
+    size_t rlen[ALGO_POST_MAX];
+    char *wire[ALGO_POST_MAX]; /* taken off the sender, not landed yet (wire_cap bytes each) */
+    size_t wlen[ALGO_POST_MAX], wire_cap;
+    char *slot[ALGO_SLOTS];
     uint8_t busy;
 };
 
@@ -57,8 +57,8 @@ struct frank {
     char *own[2], *scratch[2];
     size_t scratch_len[2];
     /* the scheduler, as core/coll_sched.c runs it */
-    struct jc_op op[NOPS];
-    struct jc_run run[2];
+    struct algo_op op[NOPS];
+    struct algo_run run[2];
     int cur, cur_run, cur_armed, nxt_started, nxt_armed, nxt_over;
 };
 
@@ -93,7 +93,7 @@ static struct fstream *stream(struct world *w, int src, int dst, int lane)
         *s = calloc(1, sizeof(**s));
         assert_non_null(*s);
         (*s)->wire_cap = w->slot_bytes; /* no message is longer than a frame */
-        for (int k = 0; k < JC_POST_MAX; k++)
+        for (int k = 0; k < ALGO_POST_MAX; k++)
             assert_non_null((*s)->wire[k] = malloc(w->slot_bytes));
         w->used[w->nused++] = *s;
     }
@@ -120,7 +120,7 @@ static int f_wires(const struct algo_xport *x)
 static int f_can_send(struct algo_xport *x, int peer, int lane)
 {
     struct fstream *s = out_of(x, peer, lane);
-    return (int32_t)(s->granted - s->sent) > 0 && s->sent - s->sdone < JC_SEND_MAX;
+    return (int32_t)(s->granted - s->sent) > 0 && s->sent - s->sdone < ALGO_SEND_MAX;
 }
 
 /* Sending without a credit is what verbs UC cannot survive: it fails the test at once. */
@@ -129,8 +129,8 @@ static int f_send(struct algo_xport *x, int peer, int lane, const void *buf, siz
 {
     struct fstream *s = out_of(x, peer, lane);
     CHECK(f_can_send(x, peer, lane));
-    s->sbuf[s->sent % JC_SEND_MAX] = buf;
-    s->slen[s->sent % JC_SEND_MAX] = len;
+    s->sbuf[s->sent % ALGO_SEND_MAX] = buf;
+    s->slen[s->sent % ALGO_SEND_MAX] = len;
     s->sent++;
     return 0;
 }
@@ -138,7 +138,7 @@ static int f_send(struct algo_xport *x, int peer, int lane, const void *buf, siz
 static int f_can_recv(struct algo_xport *x, int peer, int lane)
 {
     struct fstream *s = in_of(x, peer, lane);
-    return s->posted - s->landed < JC_POST_MAX;
+    return s->posted - s->landed < ALGO_POST_MAX;
 }
 
 static int f_recv(struct algo_xport *x, int peer, int lane, void *buf, size_t len,
@@ -146,8 +146,8 @@ static int f_recv(struct algo_xport *x, int peer, int lane, void *buf, size_t le
 {
     struct fstream *s = in_of(x, peer, lane);
     CHECK(f_can_recv(x, peer, lane));
-    s->rbuf[s->posted % JC_POST_MAX] = buf;
-    s->rlen[s->posted % JC_POST_MAX] = len;
+    s->rbuf[s->posted % ALGO_POST_MAX] = buf;
+    s->rlen[s->posted % ALGO_POST_MAX] = len;
     s->posted++;
     return 0;
 }
@@ -176,7 +176,7 @@ static uint32_t f_landed(struct algo_xport *x, int peer, int lane)
 static char *f_slot(struct algo_xport *x, int peer, int lane, int i, struct fab_mr **mr)
 {
     struct fstream *s = in_of(x, peer, lane);
-    CHECK(i >= 0 && i < JC_SLOTS);
+    CHECK(i >= 0 && i < ALGO_SLOTS);
     if (!s->slot[i])
         assert_non_null(s->slot[i] = malloc(fr_of(x)->w->slot_bytes));
     if (mr)
@@ -187,7 +187,7 @@ static char *f_slot(struct algo_xport *x, int peer, int lane, int i, struct fab_
 static int f_slot_take(struct algo_xport *x, int peer, int lane)
 {
     struct fstream *s = in_of(x, peer, lane);
-    for (int i = 0; i < JC_SLOTS; i++) {
+    for (int i = 0; i < ALGO_SLOTS; i++) {
         if (!(s->busy & (1u << i))) {
             s->busy |= (uint8_t)(1u << i);
             return i;
@@ -199,7 +199,7 @@ static int f_slot_take(struct algo_xport *x, int peer, int lane)
 static void f_slot_give(struct algo_xport *x, int peer, int lane, int i)
 {
     struct fstream *s = in_of(x, peer, lane);
-    CHECK(i >= 0 && i < JC_SLOTS && (s->busy & (1u << i)));
+    CHECK(i >= 0 && i < ALGO_SLOTS && (s->busy & (1u << i)));
     s->busy &= (uint8_t) ~(1u << i);
 }
 
@@ -260,20 +260,20 @@ static int can_land(const struct fstream *s)
 static void take(struct fstream *s)
 {
     uint32_t k = s->sdone;
-    size_t len = s->slen[k % JC_SEND_MAX];
+    size_t len = s->slen[k % ALGO_SEND_MAX];
     /* Sent only against a credit: receive k exists and has not landed. */
     CHECK((int32_t)(s->posted - k) > 0);
-    CHECK(len == s->rlen[k % JC_POST_MAX]);
+    CHECK(len == s->rlen[k % ALGO_POST_MAX]);
     CHECK(len <= s->wire_cap);
-    memcpy(s->wire[k % JC_POST_MAX], s->sbuf[k % JC_SEND_MAX], len);
-    s->wlen[k % JC_POST_MAX] = len;
+    memcpy(s->wire[k % ALGO_POST_MAX], s->sbuf[k % ALGO_SEND_MAX], len);
+    s->wlen[k % ALGO_POST_MAX] = len;
     s->sdone++;
 }
 
 static void land(struct fstream *s)
 {
     uint32_t k = s->landed;
-    memcpy(s->rbuf[k % JC_POST_MAX], s->wire[k % JC_POST_MAX], s->wlen[k % JC_POST_MAX]);
+    memcpy(s->rbuf[k % ALGO_POST_MAX], s->wire[k % ALGO_POST_MAX], s->wlen[k % ALGO_POST_MAX]);
     s->landed++;
 }
 
@@ -330,19 +330,19 @@ static int deliver_one(struct world *w)
 
 /* ---- the scheduler of one rank (core/coll_sched.c without the failure paths) ---- */
 
-static const struct jc_algo_ops *ops_of(const struct jc_op *op)
+static const struct algo_ops *ops_of(const struct algo_op *op)
 {
-    return jc_algo_ops_of(op->algo);
+    return algo_ops_of(op->algo);
 }
 
-static struct jc_run *run_of(struct frank *f, int behind)
+static struct algo_run *run_of(struct frank *f, int behind)
 {
     return &f->run[f->cur_run ^ behind];
 }
 
 static void begin(struct frank *f, int behind)
 {
-    struct jc_run *r = run_of(f, behind);
+    struct algo_run *r = run_of(f, behind);
     r->op = &f->op[f->cur + behind];
     r->idx = f->cur_run ^ behind;
     assert_int_equal(ops_of(r->op)->start(r, &f->xp), 0);
@@ -365,7 +365,7 @@ static int behind(struct frank *f, int *prog)
 {
     if (f->cur + 1 >= NOPS || f->nxt_over)
         return 0;
-    struct jc_run *cr = run_of(f, 0);
+    struct algo_run *cr = run_of(f, 0);
     if (!f->nxt_started) {
         if (!ops_of(cr->op)->posted_all(cr))
             return 0;
@@ -463,9 +463,9 @@ static void world_free(struct world *w, int check)
             assert_int_equal(s->sent, s->sdone);
             assert_int_equal(s->sent, s->posted); /* nothing posted that was never sent */
         }
-        for (int k = 0; k < JC_SLOTS; k++)
+        for (int k = 0; k < ALGO_SLOTS; k++)
             free(s->slot[k]);
-        for (int k = 0; k < JC_POST_MAX; k++)
+        for (int k = 0; k < ALGO_POST_MAX; k++)
             free(s->wire[k]);
         free(s);
     }
@@ -545,8 +545,8 @@ static void ref_fold(const struct dt *d, char *acc, const char *b, size_t n)
 /* ---- one case ---- */
 
 struct tcase {
-    enum jc_algo algo;
-    enum jc_kind kind;
+    enum algo_id algo;
+    enum algo_kind kind;
     int n, wires;
     size_t count; /* all-reduce: elements; else elements per rank */
     int shape;    /* 0: the plugin's own shape; 1: small frames, every wire, both directions */
@@ -561,12 +561,12 @@ struct opdata { /* one operation of every rank: inputs kept aside, buffers, the 
     size_t in_len, out_len[MAXR];
 };
 
-static void geom_of(const struct tcase *tc, int rank, struct jc_geom *g)
+static void geom_of(const struct tcase *tc, int rank, struct algo_geom *g)
 {
-    size_t esz = tc->kind == JC_ALLGATHER ? 1 : tc->d->esz;
-    size_t unit = tc->kind == JC_ALLGATHER ? tc->d->esz : 1; /* bytes for all-gather */
-    if (tc->kind == JC_ALLREDUCE) {
-        jc_geom_allreduce(g, tc->n, rank, tc->count, esz);
+    size_t esz = tc->kind == ALGO_ALLGATHER ? 1 : tc->d->esz;
+    size_t unit = tc->kind == ALGO_ALLGATHER ? tc->d->esz : 1; /* bytes for all-gather */
+    if (tc->kind == ALGO_ALLREDUCE) {
+        algo_geom_allreduce(g, tc->n, rank, tc->count, esz);
         return;
     }
     size_t bpr = tc->count * esz * unit, total = bpr * (size_t)tc->n, wo = 0, wb = total;
@@ -574,33 +574,33 @@ static void geom_of(const struct tcase *tc, int rank, struct jc_geom *g)
         wo = esz * unit;
         wb = total - 3 * esz * unit;
     }
-    jc_geom_window(g, tc->kind, tc->n, rank, esz, bpr, wo, wb);
+    algo_geom_window(g, tc->kind, tc->n, rank, esz, bpr, wo, wb);
 }
 
-static enum jc_algo algo_of(const struct tcase *tc, int j)
+static enum algo_id algo_of(const struct tcase *tc, int j)
 {
     if (tc->n == 1)
-        return JC_ALGO_LOCAL;
+        return ALGO_LOCAL;
     if (tc->mixed && j == 1)
-        return tc->algo == JC_ALGO_RING ? JC_ALGO_MESH : JC_ALGO_RING;
+        return tc->algo == ALGO_RING ? ALGO_MESH : ALGO_RING;
     return tc->algo;
 }
 
-static void shape(const struct tcase *tc, int j, struct jc_op *op)
+static void shape(const struct tcase *tc, int j, struct algo_op *op)
 {
-    struct jc_geom *g = &op->g;
+    struct algo_geom *g = &op->g;
     op->algo = algo_of(tc, j);
-    if (op->algo == JC_ALGO_RING)
-        jc_geom_ring_shape(g, tc->wires);
-    else if (op->algo == JC_ALGO_MESH)
-        jc_geom_mesh_shape(g);
-    if (tc->shape && op->algo == JC_ALGO_RING) {
+    if (op->algo == ALGO_RING)
+        algo_geom_ring_shape(g, tc->wires);
+    else if (op->algo == ALGO_MESH)
+        algo_geom_mesh_shape(g);
+    if (tc->shape && op->algo == ALGO_RING) {
         g->ndirs = 2;
         g->nwires = tc->wires;
     }
     if (tc->shape)
-        g->frame = 8 * g->esz * (tc->kind == JC_ALLGATHER ? tc->d->esz : 1);
-    op->sig = jc_op_sig(op);
+        g->frame = 8 * g->esz * (tc->kind == ALGO_ALLGATHER ? tc->d->esz : 1);
+    op->sig = algo_op_sig(op);
 }
 
 /* Fills operation j of every rank; in place on odd j. */
@@ -610,36 +610,36 @@ static void op_setup(struct world *w, const struct tcase *tc, int j, struct opda
     int inplace = j & 1;
     memset(od, 0, sizeof(*od));
     for (int r = 0; r < tc->n; r++) {
-        struct jc_op *op = &w->r[r].op[j];
+        struct algo_op *op = &w->r[r].op[j];
         memset(op, 0, sizeof(*op));
         geom_of(tc, r, &op->g);
         shape(tc, j, op);
-        op->dtype = tc->kind == JC_ALLGATHER ? -1 : (int)tc->d->t;
-        op->redop = tc->kind == JC_ALLGATHER ? -1 : (int)tc->d->op;
-        if (tc->kind != JC_ALLGATHER)
+        op->dtype = tc->kind == ALGO_ALLGATHER ? -1 : (int)tc->d->t;
+        op->redop = tc->kind == ALGO_ALLGATHER ? -1 : (int)tc->d->op;
+        if (tc->kind != ALGO_ALLGATHER)
             assert_non_null(op->fn = jaccl_reduce_fn_get(tc->d->t, tc->d->op));
-        struct jc_range mine, all = {0, jc_total(&op->g)};
-        jc_chunk(&op->g, r, &mine);
-        if (op->g.kind != JC_ALLREDUCE)
+        struct algo_range mine, all = {0, algo_total(&op->g)};
+        algo_chunk(&op->g, r, &mine);
+        if (op->g.kind != ALGO_ALLREDUCE)
             all.lo = op->g.wo;
-        struct jc_range in = op->g.kind == JC_ALLGATHER ? mine : all;
-        struct jc_range out = op->g.kind == JC_REDUCESCATTER ? mine : all;
+        struct algo_range in = op->g.kind == ALGO_ALLGATHER ? mine : all;
+        struct algo_range out = op->g.kind == ALGO_REDUCESCATTER ? mine : all;
         od->in_len = in.len;
         od->out_len[r] = out.len;
         od->saved[r] = malloc(in.len + 1);
         assert_non_null(od->saved[r]);
-        gen(tc->d, op->algo == JC_ALGO_RING, &rng, od->saved[r], in.len);
+        gen(tc->d, op->algo == ALGO_RING, &rng, od->saved[r], in.len);
         /* In place: the rank buffer is the window buffer at the rank's chunk. */
         size_t big = in.len > out.len ? in.len : out.len;
         char *b = malloc(big + 1);
         assert_non_null(b);
         if (inplace) {
             od->in[r] = od->out[r] = b;
-            op->in_place = (op->g.kind == JC_ALLREDUCE ? in.len : mine.len) > 0;
-            char *rank_p = b + (op->g.kind == JC_ALLREDUCE ? 0 : mine.lo - all.lo);
-            if (op->g.kind == JC_REDUCESCATTER)
+            op->in_place = (op->g.kind == ALGO_ALLREDUCE ? in.len : mine.len) > 0;
+            char *rank_p = b + (op->g.kind == ALGO_ALLREDUCE ? 0 : mine.lo - all.lo);
+            if (op->g.kind == ALGO_REDUCESCATTER)
                 od->out[r] = rank_p;
-            if (op->g.kind == JC_ALLGATHER)
+            if (op->g.kind == ALGO_ALLGATHER)
                 od->in[r] = rank_p;
         } else {
             od->in[r] = b;
@@ -648,8 +648,8 @@ static void op_setup(struct world *w, const struct tcase *tc, int j, struct opda
             memset(od->out[r], 0xa5, out.len);
         }
         memcpy(od->in[r], od->saved[r], in.len);
-        op->in = (struct jc_buf){.p = od->in[r], .base = in.lo, .len = in.len};
-        op->out = (struct jc_buf){.p = od->out[r], .base = out.lo, .len = out.len};
+        op->in = (struct algo_buf){.p = od->in[r], .base = in.lo, .len = in.len};
+        op->out = (struct algo_buf){.p = od->out[r], .base = out.lo, .len = out.len};
     }
 }
 
@@ -657,14 +657,14 @@ static void op_setup(struct world *w, const struct tcase *tc, int j, struct opda
 static void check_rank(const struct world *w, const struct tcase *tc, int j,
                        const struct opdata *od, int r)
 {
-    const struct jc_op *op = &w->r[r].op[j];
+    const struct algo_op *op = &w->r[r].op[j];
     size_t len = od->out_len[r];
     char *ref = malloc(len + 1);
     assert_non_null(ref);
-    if (op->g.kind == JC_ALLGATHER) {
+    if (op->g.kind == ALGO_ALLGATHER) {
         for (int c = 0; c < tc->n; c++) {
-            struct jc_range ch;
-            jc_chunk(&op->g, c, &ch);
+            struct algo_range ch;
+            algo_chunk(&op->g, c, &ch);
             memcpy(ref + (ch.lo - op->g.wo), od->saved[c], ch.len);
         }
     } else {
@@ -679,7 +679,7 @@ static void check_rank(const struct world *w, const struct tcase *tc, int j,
             b++;
         fail_msg("%s %s, %d ranks, %d wires, count %zu, shape %d, win %d, dtype %d, seed %llu, "
                  "op %d: rank %d differs at byte %zu of %zu",
-                 jc_algo_name(op->algo), jc_kind_name(op->g.kind), tc->n, tc->wires, tc->count,
+                 algo_name(op->algo), algo_kind_name(op->g.kind), tc->n, tc->wires, tc->count,
                  tc->shape, tc->win, (int)tc->d->t, (unsigned long long)tc->seed, j, r, b, len);
     }
     free(ref);
@@ -691,14 +691,14 @@ static void op_check_free(const struct world *w, const struct tcase *tc, int j, 
     for (int r = 0; check && r < tc->n; r++)
         check_rank(w, tc, j, od, r);
     /* The mesh's promise: every rank holds the same bits (all-reduce: the same vector). */
-    if (check && algo_of(tc, j) == JC_ALGO_MESH && tc->kind == JC_ALLREDUCE)
+    if (check && algo_of(tc, j) == ALGO_MESH && tc->kind == ALGO_ALLREDUCE)
         for (int r = 1; r < tc->n; r++)
             assert_memory_equal(od->out[0], od->out[r], od->out_len[0]);
     for (int r = 0; r < tc->n; r++) {
         int inplace = j & 1;
-        const struct jc_op *op = &w->r[r].op[j];
-        char *base = op->g.kind == JC_ALLGATHER && inplace ? od->out[r] : od->in[r];
-        if (op->g.kind == JC_REDUCESCATTER && inplace)
+        const struct algo_op *op = &w->r[r].op[j];
+        char *base = op->g.kind == ALGO_ALLGATHER && inplace ? od->out[r] : od->in[r];
+        if (op->g.kind == ALGO_REDUCESCATTER && inplace)
             base = od->in[r];
         free(base);
         if (!inplace)
@@ -724,7 +724,7 @@ static int run_case_frozen(const struct tcase *tc, int frozen)
     int rc = run_world(&w);
     if (rc != 0 && frozen < 0)
         fail_msg("%s %s, %d ranks, %d wires, count %zu, shape %d, seed %llu: stalled",
-                 jc_algo_name(tc->algo), jc_kind_name(tc->kind), tc->n, tc->wires, tc->count,
+                 algo_name(tc->algo), algo_kind_name(tc->kind), tc->n, tc->wires, tc->count,
                  tc->shape, (unsigned long long)tc->seed);
     for (int j = 0; j < NOPS; j++)
         op_check_free(&w, tc, j, &od[j], frozen < 0);
@@ -757,12 +757,12 @@ static size_t count_class(int cls, int n, int wires)
 #define NCLASSES 5
 #define NSEEDS   3
 
-static void sweep(enum jc_algo algo, enum jc_kind kind)
+static void sweep(enum algo_id algo, enum algo_kind kind)
 {
     unsigned runs = 0;
     for (int n = 1; n <= MAXR; n++)
-        for (int wires = 1; wires <= JC_MAX_WIRES; wires++) {
-            if (algo == JC_ALGO_MESH && wires > 2)
+        for (int wires = 1; wires <= ALGO_MAX_WIRES; wires++) {
+            if (algo == ALGO_MESH && wires > 2)
                 continue; /* the mesh uses lane 0 only */
             for (int cls = 0; cls < NCLASSES; cls++)
                 for (uint64_t seed = 1; seed <= NSEEDS; seed++) {
@@ -782,8 +782,8 @@ static void sweep(enum jc_algo algo, enum jc_kind kind)
     assert_true(runs > 0);
 }
 
-/* A larger case in the plugin's own shape: frames of JC_FRAME_MIN, several per part. */
-static void big(enum jc_algo algo, enum jc_kind kind)
+/* A larger case in the plugin's own shape: frames of ALGO_FRAME_MIN, several per part. */
+static void big(enum algo_id algo, enum algo_kind kind)
 {
     for (int n = 2; n <= 5; n += 3) {
         struct tcase tc = {.algo = algo,
@@ -799,38 +799,38 @@ static void big(enum jc_algo algo, enum jc_kind kind)
 
 static void test_ring_allreduce(void **state)
 {
-    sweep(JC_ALGO_RING, JC_ALLREDUCE);
-    big(JC_ALGO_RING, JC_ALLREDUCE);
+    sweep(ALGO_RING, ALGO_ALLREDUCE);
+    big(ALGO_RING, ALGO_ALLREDUCE);
 }
 
 static void test_ring_reducescatter(void **state)
 {
-    sweep(JC_ALGO_RING, JC_REDUCESCATTER);
-    big(JC_ALGO_RING, JC_REDUCESCATTER);
+    sweep(ALGO_RING, ALGO_REDUCESCATTER);
+    big(ALGO_RING, ALGO_REDUCESCATTER);
 }
 
 static void test_ring_allgather(void **state)
 {
-    sweep(JC_ALGO_RING, JC_ALLGATHER);
-    big(JC_ALGO_RING, JC_ALLGATHER);
+    sweep(ALGO_RING, ALGO_ALLGATHER);
+    big(ALGO_RING, ALGO_ALLGATHER);
 }
 
 static void test_mesh_allreduce(void **state)
 {
-    sweep(JC_ALGO_MESH, JC_ALLREDUCE);
-    big(JC_ALGO_MESH, JC_ALLREDUCE);
+    sweep(ALGO_MESH, ALGO_ALLREDUCE);
+    big(ALGO_MESH, ALGO_ALLREDUCE);
 }
 
 static void test_mesh_reducescatter(void **state)
 {
-    sweep(JC_ALGO_MESH, JC_REDUCESCATTER);
-    big(JC_ALGO_MESH, JC_REDUCESCATTER);
+    sweep(ALGO_MESH, ALGO_REDUCESCATTER);
+    big(ALGO_MESH, ALGO_REDUCESCATTER);
 }
 
 static void test_mesh_allgather(void **state)
 {
-    sweep(JC_ALGO_MESH, JC_ALLGATHER);
-    big(JC_ALGO_MESH, JC_ALLGATHER);
+    sweep(ALGO_MESH, ALGO_ALLGATHER);
+    big(ALGO_MESH, ALGO_ALLGATHER);
 }
 
 /* The stall detector itself: with one rank never running, its peers must end up with nothing
@@ -840,8 +840,8 @@ static void test_frozen_rank_stalls(void **state)
     for (int a = 0; a < 2; a++)
         for (int n = 2; n <= 4; n++)
             for (int frozen = 0; frozen < n; frozen++) {
-                struct tcase tc = {.algo = a ? JC_ALGO_MESH : JC_ALGO_RING,
-                                   .kind = JC_ALLREDUCE,
+                struct tcase tc = {.algo = a ? ALGO_MESH : ALGO_RING,
+                                   .kind = ALGO_ALLREDUCE,
                                    .n = n,
                                    .wires = 2,
                                    .count = count_class(4, n, 2),
@@ -859,10 +859,10 @@ static void test_mixed_algorithms(void **state)
     for (int a = 0; a < 2; a++)
         for (int kind = 0; kind < 3; kind++)
             for (int n = 2; n <= MAXR; n++)
-                for (int wires = 1; wires <= JC_MAX_WIRES; wires += 3)
+                for (int wires = 1; wires <= ALGO_MAX_WIRES; wires += 3)
                     for (int cls = 1; cls < NCLASSES; cls++) {
-                        struct tcase tc = {.algo = a ? JC_ALGO_MESH : JC_ALGO_RING,
-                                           .kind = (enum jc_kind)kind,
+                        struct tcase tc = {.algo = a ? ALGO_MESH : ALGO_RING,
+                                           .kind = (enum algo_kind)kind,
                                            .n = n,
                                            .wires = wires,
                                            .count = count_class(cls, n, wires),

@@ -127,10 +127,10 @@ static void accepts_good_credits(void **state)
 {
     struct fixture *f = *state;
     struct coll_ctrl m = good_ctrl();
-    m.posted[0] = JC_POST_MAX;
+    m.posted[0] = ALGO_POST_MAX;
     deliver(f, m);
     assert_int_equal(comm_error(f), ncclSuccess);
-    assert_int_equal(f->link.s[0].granted, JC_POST_MAX);
+    assert_int_equal(f->link.s[0].granted, ALGO_POST_MAX);
     assert_int_equal(g_reposts, 1); /* the control receive goes back */
 }
 
@@ -160,7 +160,7 @@ static void refuses_more_grants_than_possible(void **state)
     struct fixture *f = *state;
     struct coll_ctrl m = good_ctrl();
     f->link.s[0].sent = f->link.s[0].granted = 5;
-    m.posted[0] = 5 + JC_POST_MAX + 1; /* more receives than it may post past what we sent */
+    m.posted[0] = 5 + ALGO_POST_MAX + 1; /* more receives than it may post past what we sent */
     deliver(f, m);
     assert_int_equal(comm_error(f), ncclRemoteError);
 }
