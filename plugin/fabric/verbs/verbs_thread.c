@@ -75,9 +75,14 @@ static int has_id(const uint64_t *ids, int n, uint64_t id)
 static uint64_t ep_service(struct fab_domain *dom, struct fab_ep *ep, int cq_ev, int sock_ev,
                            uint64_t now)
 {
-    uint64_t next = UINT64_MAX;
+    uint64_t next = UINT64_MAX, t;
 
     pthread_mutex_lock(&ep->mu);
+    /* A poller's drain (vb_ep_drive) stamps the endpoint's clocks under ep->mu with its own,
+     * later reading of the clock: time read before the lock may be behind those stamps. */
+    t = jaccl_now_ns();
+    if (t > now)
+        now = t;
     if ((cq_ev || ep->drain_more) && fab_ep_base_status(&ep->base) == FAB_WC_OK) {
         if (cq_ev)
             dom->ibv->req_notify_cq(ep->hcq, 0);
@@ -88,8 +93,7 @@ static uint64_t ep_service(struct fab_domain *dom, struct fab_ep *ep, int cq_ev,
     if (ep->connected && fab_ep_base_status(&ep->base) == FAB_WC_OK) {
         if (sock_ev)
             vb_side_read(ep, now);
-        uint64_t t = vb_side_timer(ep, now);
-
+        t = vb_side_timer(ep, now);
         next = t < next ? t : next;
         for (int i = 0; i < ep->nlanes; i++) {
             t = vb_tx_timer(ep, &ep->lane[i], now);
