@@ -124,7 +124,7 @@ static const struct jaccl_param_desc g_params[JP_NUM_PARAMS] = {
               "InfiniBand service level of every verbs queue pair (on RoCE the NIC maps it to "
               "a priority). `-1` = unset: the communicator's `trafficClass` if NCCL gave one "
               "that fits (0 to 15), else 0. TCP sockets have no service level."),
-        P_INT(JP_SPIN_US, "NCCL_JACCL_SPIN_US", SPIN_US_DEFAULT, 0, 10000, "microseconds", NULL,
+        P_INT(JP_SPIN_US, "NCCL_JACCL_SPIN_US", SPIN_US_DEFAULT, 0, 100000, "microseconds", NULL,
               S_PROGRESS,
               "How long a thread about to sleep for a completion that is likely imminent keeps "
               "polling first: a fabric waiter in `cq_wait` (doing the back end's receive work "
