@@ -89,7 +89,7 @@ void fab_swcq_push(struct fab_cq *cq, const struct fab_wc *wc)
     cq->ring[(cq->head + cq->n) % cq->cap] = *wc;
     cq->n++;
     if (cq->waiters) {
-        jaccl_count(JC_CQ_SIGNAL, 1);
+        jaccl_count(JACCL_CNT_CQ_SIGNAL, 1);
         pthread_cond_broadcast(&cq->cv);
     }
     pthread_mutex_unlock(&cq->mu);

@@ -34,7 +34,7 @@ void fab_tcp_io_wake(struct fab_ep *ep)
 {
     uint64_t one = 1;
 
-    jaccl_count(JC_EVENTFD_WAKE, 1);
+    jaccl_count(JACCL_CNT_EVENTFD_WAKE, 1);
     if (ep->wakefd >= 0 && write(ep->wakefd, &one, sizeof(one)) < 0) {
         /* EAGAIN: the counter is already non-zero, the thread will wake anyway. */
     }
@@ -164,7 +164,7 @@ static void tcp_io_follow_pollers(struct fab_ep *ep)
             }
         }
         atomic_store(&ep->io_polled, polled);
-        jaccl_count(JC_HANDOFF, 1);
+        jaccl_count(JACCL_CNT_HANDOFF, 1);
         tcp_io_mark_all(ep);
         /* A quiet() that ran meanwhile saw io_polled still 0 and sent no wake: look again (both
          * sides store, then load, sequentially consistent, so one of them sees the other). */
@@ -252,7 +252,7 @@ static void *tcp_io_main(void *arg)
 
     while (tcp_io_healthy(ep)) {
         n = epoll_wait(ep->epfd, ev, ep->nlanes + 1, timeout);
-        jaccl_count(JC_EPOLL_WAKE, 1);
+        jaccl_count(JACCL_CNT_EPOLL_WAKE, 1);
         if (n < 0 && errno != EINTR) {
             fab_tcp_ep_fail(ep, FAB_WC_LOCAL_ERR, -1, "left behind: local epoll_wait failed: %s",
                             strerror(errno));

@@ -160,7 +160,7 @@ static ssize_t tcp_rx_read(struct fab_ep *ep, struct tcp_lane *l, struct iovec *
 
     do {
         n = recvmsg(l->fd, &mh, MSG_DONTWAIT);
-        jaccl_count(l->rx.polling ? JC_RECVMSG_POLL : JC_RECVMSG, 1);
+        jaccl_count(l->rx.polling ? JACCL_CNT_RECVMSG_POLL : JACCL_CNT_RECVMSG, 1);
     } while (n < 0 && errno == EINTR);
     if (n > 0) {
         for (int i = 0; i < niov; i++)
@@ -225,7 +225,7 @@ static ssize_t tcp_rx_payload(struct fab_ep *ep, struct tcp_lane *l)
     if (rx->off < rx->end) {
         n = rx->end - rx->off < want ? rx->end - rx->off : want;
         memcpy(dst, rx->stage + rx->off, (size_t)n);
-        jaccl_count(JC_STAGE_BYTES, (uint64_t)n);
+        jaccl_count(JACCL_CNT_STAGE_BYTES, (uint64_t)n);
         rx->off += (uint32_t)n;
         rx->got += (uint32_t)n;
         n = 0; /* nothing read from the socket */

@@ -92,7 +92,7 @@ int fab_tcp_tx_progress(struct fab_ep *ep, struct tcp_lane *l)
     while (l->sq_n) {
         mh.msg_iovlen = (size_t)tcp_tx_iov(l, iov);
         n = sendmsg(l->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-        jaccl_count(JC_SENDMSG, 1);
+        jaccl_count(JACCL_CNT_SENDMSG, 1);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
