@@ -291,10 +291,10 @@ static void counters_ask(struct p2p_run *p)
     setenv("NCCL_JACCL_DEBUG_COUNTERS", path, 1);
 }
 
-/* Maps the counters file the plugin created when its fabric started, then removes it and its
- * directory (the mappings stay valid): nothing is left behind, however the run ends. The
- * variable goes back to "1" for print_counters. */
-static void counters_map(struct p2p_run *p)
+/* Maps the counters file the plugin created when its fabric started (`opened`: the plugin's
+ * init succeeded), then removes it and its directory (the mappings stay valid): nothing is left
+ * behind, however the run ends. The variable goes back to "1" for print_counters. */
+static void counters_map(struct p2p_run *p, int opened)
 {
     char path[PATH_MAX + 16];
     struct stat st;
@@ -311,7 +311,7 @@ static void counters_map(struct p2p_run *p)
             munmap(m, (size_t)st.st_size);
         }
     }
-    if (!p->cmap)
+    if (!p->cmap && opened)
         fprintf(stderr, "jaccl-perf: rank %d: no counters file at %s\n", mp_rank, path);
     if (fd >= 0)
         close(fd);
@@ -323,9 +323,10 @@ static void counters_map(struct p2p_run *p)
 static int setup(struct p2p_run *p)
 {
     const struct mp_perf_opts *o = p->o;
-    if (mp_net_open(&p->net, o->version) != 0 || mp_ring_connect(&p->net, 0, &p->ring) != 0)
+    int rc = mp_net_open(&p->net, o->version);
+    counters_map(p, rc == 0);
+    if (rc != 0 || mp_ring_connect(&p->net, 0, &p->ring) != 0)
         return -1;
-    counters_map(p);
     /* Slots for every message of the window while that fits MAX_STAGING, else MAX_STAGING
      * (smaller sizes keep their own slots) or one largest message. */
     size_t per = o->max_bytes * (size_t)o->window;
