@@ -20,17 +20,22 @@
  *
  * New modes go in the `modes` table at the bottom: each gets the parsed options and runs its
  * own ranks through mp_run. */
-#include <dlfcn.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "mp.h"
 #include "mp_host.h"
 #include "mp_perf.h"
 #include "mp_pump.h"
+#include "util/counters.h"
 
 #define RATIO_FROM  (4u << 20) /* the 90 % target applies from here up */
 #define MAX_STAGING (16u << 20)
@@ -64,9 +69,11 @@ struct p2p_run {
     char *sbuf, *rbuf;
     void *smh, *rmh;
     size_t bytes;
-    double raw[2]; /* GB/s before and after the sweep */
-    double span;   /* GB/s of the pump cycling through max_bytes */
-    int (*counters)(uint64_t *vals, const char **names, int max); /* the plugin's, or NULL */
+    double raw[2];       /* GB/s before and after the sweep */
+    double span;         /* GB/s of the pump cycling through max_bytes */
+    char cdir[PATH_MAX]; /* this rank's directory for the plugin's counters file, or "" */
+    const void *cmap;    /* that file, mapped read-only (util/counters.h), or NULL */
+    size_t cmap_len;
     struct row rows[MAX_ROWS];
     int nrows;
 };
@@ -99,13 +106,12 @@ static double stream(struct p2p_run *p, size_t size, int count)
     return mp_now() - t0;
 }
 
-/* This rank's counter groups now (the plugin's jaccl_debug_counters; all zero unless
- * NCCL_JACCL_DEBUG_COUNTERS=1). */
+/* This rank's counter groups now, from the plugin's counters file (all zero without one). */
 static void counters_now(const struct p2p_run *p, double *out)
 {
     uint64_t v[64] = {0};
     const char *name[64] = {0};
-    int n = p->counters ? p->counters(v, name, 64) : 0;
+    int n = jaccl_cnt_map_read(p->cmap, p->cmap_len, v, name, 64);
     for (int g = 0; g < CNT_N; g++) {
         out[g] = 0;
         for (int k = 0; k < 3 && cnt_src[g][k]; k++)
@@ -182,7 +188,7 @@ static void print_header(const struct p2p_run *p, double raw)
 static void print_counters(const struct p2p_run *p)
 {
     const char *on = getenv("NCCL_JACCL_DEBUG_COUNTERS");
-    if (!p->counters || !on || strcmp(on, "1") != 0) {
+    if (!p->cmap || !on || strcmp(on, "1") != 0) {
         printf("#\n# syscalls/msg: not counted (NCCL_JACCL_DEBUG_COUNTERS=1 counts them)\n");
         return;
     }
@@ -265,13 +271,62 @@ static void one_size(struct p2p_run *p, size_t size)
         p->rows[p->nrows++] = r;
 }
 
+/* NCCL_JACCL_DEBUG_COUNTERS=1 from the user: this rank has the plugin count into a file in a
+ * directory of its own instead (forked ranks share the environment, not the file), which
+ * counters_map() reads. Before the plugin reads its knobs. */
+static void counters_ask(struct p2p_run *p)
+{
+    const char *on = getenv("NCCL_JACCL_DEBUG_COUNTERS");
+    const char *tmp = getenv("TMPDIR");
+    char path[PATH_MAX + 16];
+    if (!on || strcmp(on, "1") != 0)
+        return;
+    snprintf(p->cdir, sizeof(p->cdir), "%s/jaccl-perf-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(p->cdir)) {
+        fprintf(stderr, "jaccl-perf: rank %d: mkdtemp %s: %m; no counters\n", mp_rank, p->cdir);
+        p->cdir[0] = '\0';
+        return;
+    }
+    snprintf(path, sizeof(path), "%s/counters", p->cdir);
+    setenv("NCCL_JACCL_DEBUG_COUNTERS", path, 1);
+}
+
+/* Maps the counters file the plugin created when its fabric started (`opened`: the plugin's
+ * init succeeded), then removes it and its directory (the mappings stay valid): nothing is left
+ * behind, however the run ends. The variable goes back to "1" for print_counters. */
+static void counters_map(struct p2p_run *p, int opened)
+{
+    char path[PATH_MAX + 16];
+    struct stat st;
+    if (!p->cdir[0])
+        return;
+    snprintf(path, sizeof(path), "%s/counters", p->cdir);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size > 0) {
+        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+        if (m != MAP_FAILED && jaccl_cnt_map_read(m, (size_t)st.st_size, NULL, NULL, 0) >= 0) {
+            p->cmap = m;
+            p->cmap_len = (size_t)st.st_size;
+        } else if (m != MAP_FAILED) {
+            munmap(m, (size_t)st.st_size);
+        }
+    }
+    if (!p->cmap && opened)
+        fprintf(stderr, "jaccl-perf: rank %d: no counters file at %s\n", mp_rank, path);
+    if (fd >= 0)
+        close(fd);
+    unlink(path);
+    rmdir(p->cdir);
+    setenv("NCCL_JACCL_DEBUG_COUNTERS", "1", 1);
+}
+
 static int setup(struct p2p_run *p)
 {
     const struct mp_perf_opts *o = p->o;
-    if (mp_net_open(&p->net, o->version) != 0 || mp_ring_connect(&p->net, 0, &p->ring) != 0)
+    int rc = mp_net_open(&p->net, o->version);
+    counters_map(p, rc == 0);
+    if (rc != 0 || mp_ring_connect(&p->net, 0, &p->ring) != 0)
         return -1;
-    /* An older build has no counters: the line then says so. */
-    *(void **)&p->counters = dlsym(p->net.lib, "jaccl_debug_counters");
     /* Slots for every message of the window while that fits MAX_STAGING, else MAX_STAGING
      * (smaller sizes keep their own slots) or one largest message. */
     size_t per = o->max_bytes * (size_t)o->window;
@@ -296,11 +351,14 @@ static void teardown(struct p2p_run *p)
     MP_OK(mp_net_fini(&p->net));
     mp_free(p->sbuf, p->bytes);
     mp_free(p->rbuf, p->bytes);
+    if (p->cmap)
+        munmap((void *)p->cmap, p->cmap_len);
 }
 
 static int p2p_rank(int rank, int nranks, void *arg)
 {
     struct p2p_run p = {.o = arg};
+    counters_ask(&p);
     if (setup(&p) != 0)
         return 1;
     if (p.o->pump_s > 0)

@@ -139,6 +139,7 @@ static void teardown_if_unused(void)
         if (g_dom[i].refs > 0)
             return;
     fab_shutdown();
+    jaccl_counters_fini(); /* the fabric's threads have stopped counting */
     g_ops = NULL;
     g_ndevs = 0;
     jaccl_param_reset();

@@ -134,11 +134,20 @@ static const struct jaccl_param_desc g_params[JP_NUM_PARAMS] = {
               "up empty and yields the CPU on every round; a CollNet thread shares it out when "
               "the communicator has more ranks than the machine has cores, and nobody spins "
               "while the CPUs are crowded. `0` = never spin: always sleep in the kernel."),
-        P_INT(JP_DEBUG_COUNTERS, "NCCL_JACCL_DEBUG_COUNTERS", 0, 0, 1, NULL, NULL, S_PROGRESS,
-              "`1` counts the data path's system calls (sendmsg, recvmsg by the I/O thread and "
-              "by pollers), wake-ups (epoll returns, eventfd writes, condition-variable signals) "
+        P_STR(JP_DEBUG_COUNTERS, "NCCL_JACCL_DEBUG_COUNTERS", "", NULL, NULL, S_PROGRESS,
+              "Counts the data path's system calls (sendmsg, recvmsg by the I/O thread and by "
+              "pollers), wake-ups (epoll returns, eventfd writes, condition-variable signals) "
               "and bytes copied through receive staging buffers, process-wide, with one relaxed "
-              "atomic add each. `jaccl-perf p2p` prints them per message. `0` = not counted."),
+              "atomic add each. Empty or `0` = not counted. `1` = count and log the totals (INFO "
+              "NET) when the fabric shuts down. Any other value is a file path: the counters "
+              "live in a shared mapping of that file, created (mode 0600) when the fabric "
+              "starts, so any process can map and read it while the job runs; `%p` in the path "
+              "is replaced by the process id (several ranks on one host). The file holds a "
+              "header (magic `JACCLCNT`, version, number of counters), the counter names (32 "
+              "bytes each) and then the 64-bit values; `plugin/util/counters.h` has the layout "
+              "and a reader. If the file cannot be created, a WARN says so and the counts are "
+              "kept in memory and logged at shutdown instead. `jaccl-perf p2p` with `1` prints "
+              "them per message."),
 };
 
 const struct jaccl_param_desc *jaccl_param_desc(enum jaccl_param_id id)

@@ -30,7 +30,7 @@ enum jaccl_param_id {
     JP_TC,             /* int: -1 = unset; RoCE traffic class, IP TOS byte on TCP */
     JP_SL,             /* int: -1 = unset; InfiniBand service level */
     JP_SPIN_US,        /* int: microseconds a waiter polls before it sleeps; 0 = never */
-    JP_DEBUG_COUNTERS, /* int: 1 = count syscalls and wake-ups (util/counters.h) */
+    JP_DEBUG_COUNTERS, /* string: ""/0 off, 1 = count and log, else a file (util/counters.h) */
     JP_NUM_PARAMS
 };
 
