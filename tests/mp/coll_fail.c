@@ -278,9 +278,10 @@ static int victim_closes(struct cn *n, void **req, int mid)
     int ok = 1, done = 1;
     if (!mid)
         ok &= MP_OK(cn_wait(n, req[1], mp_scaled(30)));
-    else
-        ok &= MP_OK(cn_test(n, req[1], &done, NULL)) &
-              MP_CHECK(!done, "req[1] done while the others never issued theirs");
+    else {
+        ok &= MP_OK(cn_test(n, req[1], &done, NULL));
+        ok &= MP_CHECK(!done, "req[1] done while the others never issued theirs");
+    }
     mp_flag_set(1, CLOSE_FLAG, 1);
     ok &= MP_OK(cn_close(n, n->cc)); /* with req[1] in flight when mid */
     n->cc = NULL;
