@@ -268,6 +268,28 @@ static int expect_closed(ncclResult_t rc, double took, unsigned m, const char *w
     return ok;
 }
 
+/* Rank 1's close, with req[1] in flight when mid. Its progress thread runs req[1] on its own, so
+ * mid is only "mid" while the others have not issued theirs: until then they granted nothing for
+ * it, so rank 1 can neither send its part nor receive theirs, and req[1] is provably unfinished
+ * (with the others' req[1] issued too, rank 1 may finish it before its close under load, and
+ * then their success is right). */
+static int victim_closes(struct cn *n, void **req, int mid)
+{
+    int ok = 1, done = 1;
+    if (!mid)
+        ok &= MP_OK(cn_wait(n, req[1], mp_scaled(30)));
+    else {
+        ok &= MP_OK(cn_test(n, req[1], &done, NULL));
+        ok &= MP_CHECK(!done, "req[1] done while the others never issued theirs");
+    }
+    mp_flag_set(1, CLOSE_FLAG, 1);
+    ok &= MP_OK(cn_close(n, n->cc)); /* with req[1] in flight when mid */
+    n->cc = NULL;
+    mp_flag_set(1, CLOSE_FLAG, 2);
+    cn_unload(n);
+    return ok;
+}
+
 /* arg "ring" / "mesh". Rank 1 closes with an all-reduce in flight (mid), or once it is done and
  * before the next one (after): every later operation of the others must fail, not succeed. */
 static int rank_closes(int rank, int nranks, void *arg, int mid)
@@ -283,7 +305,8 @@ static int rank_closes(int rank, int nranks, void *arg, int mid)
     memset(s.p, 0, count * 4);
     int ok = 1;
     void *req[2] = {NULL, NULL};
-    for (int i = 0; i < 2; i++)
+    /* When mid, the others issue req[1] only once rank 1 has closed (see victim_closes). */
+    for (int i = 0; i < (mid && rank != 1 ? 1 : 2); i++)
         ok &= MP_OK(cn_allreduce(&n, s.p, r.p, count, ncclFloat32, ncclSum, s.mh, r.mh, &req[i]));
     unsigned m = mp_log_mark(); /* the failure may come as soon as req[0] is done */
     ncclResult_t rc0 = cn_wait(&n, req[0], mp_scaled(30));
@@ -295,20 +318,22 @@ static int rank_closes(int rank, int nranks, void *arg, int mid)
         ok &= MP_CHECK(rc0 == ncclSuccess || rc0 == ncclRemoteError, "req[0]: %s",
                        mp_result_str(rc0));
     if (rank == 1) {
-        if (!mid)
-            ok &= MP_OK(cn_wait(&n, req[1], mp_scaled(30)));
-        mp_flag_set(1, CLOSE_FLAG, 1);
-        ok &= MP_OK(cn_close(&n, n.cc)); /* with req[1] in flight when mid */
-        n.cc = NULL;
-        mp_flag_set(1, CLOSE_FLAG, 2);
-        cn_unload(&n);
+        ok &= victim_closes(&n, req, mid);
         /* Gone like an aborting process: the registrations of the closed comm are abandoned
          * with it, which is not what this scenario checks (no leak report). */
         fflush(NULL);
         _exit(ok && mp_failures() == 0 ? 0 : 1);
     }
     double t0 = mp_now();
-    ncclResult_t rc = cn_wait(&n, req[1], mp_scaled(30));
+    ncclResult_t rc = ncclSuccess;
+    if (mid) {
+        ok &= MP_CHECK(mp_flag_wait(1, CLOSE_FLAG, 2, mp_scaled(20) * 1000) == 0, "no close");
+        t0 = mp_now();
+        memset(r.p, 0x5a, count * 4);
+        rc = cn_allreduce(&n, s.p, r.p, count, ncclFloat32, ncclSum, s.mh, r.mh, &req[1]);
+    }
+    if (rc == ncclSuccess)
+        rc = cn_wait(&n, req[1], mp_scaled(30));
     if (!mid) {
         ok &= MP_OK(rc);
         ok &= MP_CHECK(mp_flag_wait(1, CLOSE_FLAG, 2, mp_scaled(20) * 1000) == 0, "no close");
