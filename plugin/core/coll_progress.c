@@ -14,6 +14,7 @@
 #include "core/coll.h"
 #include "core/state.h"
 #include "util/clock.h"
+#include "util/crowd.h"
 #include "util/log.h"
 #include "util/param.h"
 
@@ -110,12 +111,10 @@ static int caller_polls(struct coll_comm *c, uint64_t now)
     return now - atomic_load_explicit(&c->polled_ns, memory_order_relaxed) < POLL_GRACE_NS;
 }
 
-static int cores(void);
-
 /* While callers poll and cores are scarce, the thread naps instead of waiting on the CQ. */
 static int should_nap(struct coll_comm *c)
 {
-    return c->nranks > cores() && caller_polls(c, jaccl_now_ns());
+    return c->nranks > jaccl_cpus_usable() && caller_polls(c, jaccl_now_ns());
 }
 
 static void nap(uint64_t ns)
@@ -124,27 +123,14 @@ static void nap(uint64_t ns)
     nanosleep(&ts, NULL);
 }
 
-/* Online cores this process may use, counted once. */
-static int cores(void)
-{
-    static _Atomic int n;
-    int k = atomic_load(&n);
-    cpu_set_t set;
-    if (k == 0) {
-        k = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-        atomic_store(&n, k > 0 ? k : 1);
-    }
-    return k > 0 ? k : 1;
-}
-
 /* The longest spin allowed: NCCL_JACCL_SPIN_US, shared out when this comm's ranks outnumber
  * the cores (they are then likely to share this box, and a spinning rank steals the core that
  * the rank it waits for needs). */
 static uint64_t spin_cap(const struct coll_comm *c)
 {
     uint64_t ns = (uint64_t)jaccl_param_int(JP_SPIN_US) * 1000ull;
-    if (c->nranks > cores())
-        ns = ns * (uint64_t)cores() / (uint64_t)c->nranks;
+    if (c->nranks > jaccl_cpus_usable())
+        ns = ns * (uint64_t)jaccl_cpus_usable() / (uint64_t)c->nranks;
     return ns;
 }
 
@@ -158,7 +144,7 @@ static int spin(struct coll_comm *c)
         return 0;
     if (c->spin_ns == 0 || c->spin_ns > cap)
         c->spin_ns = cap;
-    int yield = c->nranks > cores();
+    int yield = c->nranks > jaccl_cpus_usable();
     uint64_t end = jaccl_now_ns() + c->spin_ns;
     do {
         if (coll_progress_round(c)) {

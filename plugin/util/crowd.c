@@ -42,19 +42,25 @@ static int procs_running(void)
     return p ? atoi(p) : -1;
 }
 
-static int cpus_usable(void)
+int jaccl_cpus_usable(void)
 {
+    static _Atomic int cached; /* the affinity mask is read once: it is on progress paths */
+    int n = atomic_load_explicit(&cached, memory_order_relaxed);
     cpu_set_t set;
 
-    if (sched_getaffinity(0, sizeof(set), &set) == 0)
-        return CPU_COUNT(&set);
-    return (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (n > 0)
+        return n;
+    n = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set)
+                                                     : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    n = n > 0 ? n : 1;
+    atomic_store_explicit(&cached, n, memory_order_relaxed);
+    return n;
 }
 
 /* One sample into the average (a quarter weight: about the last 100 ms). */
 static void crowd_sample(void)
 {
-    int run = procs_running(), cpus = cpus_usable();
+    int run = procs_running(), cpus = jaccl_cpus_usable();
 
     if (run < 0 || cpus < 1)
         return;

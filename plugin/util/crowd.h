@@ -10,6 +10,8 @@
  * process may use CPUs. Cheap: the system's count (/proc/loadavg) is sampled at most every 20 ms by
  * whichever caller comes first; where it cannot be read the answer is 0. */
 int jaccl_cpu_crowded(void);
+/* CPUs this process may run on (its affinity mask when first asked), at least 1. */
+int jaccl_cpus_usable(void);
 /* Tests: 0 or 1 fixes the answer, -1 measures again. */
 void jaccl_cpu_crowd_force(int v);
 
