@@ -3,6 +3,7 @@
  * clocks without a data race even if a stray thread is still reading the time. */
 #include "util/clock.h"
 
+#include <limits.h>
 #include <stdatomic.h>
 #include <time.h>
 
@@ -29,7 +30,7 @@ int jaccl_poll_ms(uint64_t deadline_ns, uint64_t now_ns, int cap_ms)
     uint64_t left, ms;
 
     if (deadline_ns == UINT64_MAX)
-        return -1;
+        return cap_ms == INT_MAX ? -1 : cap_ms; /* no timer: the cap alone, if there is one */
     if (now_ns >= deadline_ns)
         return 0;
     left = deadline_ns - now_ns;

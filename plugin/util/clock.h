@@ -22,9 +22,10 @@ static inline int jaccl_expired(uint64_t deadline_ns)
     return deadline_ns != UINT64_MAX && jaccl_now_ns() >= deadline_ns;
 }
 
-/* How long poll()/epoll_wait() may sleep to wake at deadline_ns: -1 (forever) when deadline_ns
- * is UINT64_MAX, 0 once now_ns has reached it, else the milliseconds left rounded up (so the
- * caller never wakes just short of the deadline and spins on a zero timeout), at most cap_ms. */
+/* How long poll()/epoll_wait() may sleep to wake at deadline_ns: 0 once now_ns has reached it,
+ * else the milliseconds left rounded up (so the caller never wakes just short of the deadline
+ * and spins on a zero timeout), at most cap_ms. With no deadline (UINT64_MAX) it is cap_ms, or
+ * -1 (forever) when cap_ms is INT_MAX (no cap). */
 int jaccl_poll_ms(uint64_t deadline_ns, uint64_t now_ns, int cap_ms);
 
 #endif

@@ -111,11 +111,7 @@ static int tcp_io_timeout(struct fab_ep *ep, int busy)
 
     if (busy)
         return 0;
-    /* While pollers read, the tick is due even with no timer (liveness off): jaccl_poll_ms
-     * would sleep forever on UINT64_MAX and strand whatever arrives once they stop. */
-    if (ep->io_polled)
-        return 1;
-    ms = jaccl_poll_ms(next, jaccl_now_ns(), INT32_MAX);
+    ms = jaccl_poll_ms(next, jaccl_now_ns(), ep->io_polled ? 1 : INT32_MAX);
     return ms == 0 ? 1 : ms; /* already due: 1, not 0, so a timer cannot make it spin */
 }
 

@@ -204,7 +204,7 @@ uint64_t vb_side_timer(struct fab_ep *ep, uint64_t now)
 
     if (!ep->connected || ep->liveness_ns == 0 || fab_ep_base_status(&ep->base) != FAB_WC_OK)
         return UINT64_MAX;
-    if (now > ep->last_rx_ns && now - ep->last_rx_ns > ep->liveness_ns) {
+    if (now - ep->last_rx_ns > ep->liveness_ns) {
         vb_ep_fail(ep, FAB_WC_PEER_LOST, "silent for %.1f s (NCCL_JACCL_TIMEOUT)",
                    (double)(now - ep->last_rx_ns) / 1e9);
         return UINT64_MAX;

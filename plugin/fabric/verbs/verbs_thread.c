@@ -132,8 +132,6 @@ static int collect_cq_events(struct fab_domain *dom, uint64_t *ids, int max, int
 
 static int timeout_ms(uint64_t next)
 {
-    if (next == UINT64_MAX)
-        return VB_TICK_MAX;
     return jaccl_poll_ms(next, jaccl_now_ns(), VB_TICK_MAX);
 }
 
