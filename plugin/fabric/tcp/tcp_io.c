@@ -3,8 +3,9 @@
  * EPOLLOUT needs no re-arming) and an eventfd, reads every lane, finishes sends the posters left
  * behind, sends heartbeats and watches the liveness deadline. Once the endpoint is in error it
  * flushes the queues, shuts the sockets down (so the peer hears at once) and leaves.
- * Threads polling the endpoint's CQ read the lanes too (fab_tcp_ep_drive); while they do, the
- * thread leaves EPOLLIN off and only ticks (see TCP_HANDOFF_NS). */
+ * Threads polling the endpoint's CQ read the lanes and finish queued sends too
+ * (fab_tcp_ep_drive); while they do, the thread leaves EPOLLIN and EPOLLOUT off and only ticks
+ * (see TCP_HANDOFF_NS). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -22,13 +23,14 @@
 #include "util/crowd.h"
 
 #define TCP_WAKE_TAG UINT32_MAX /* epoll tag of the eventfd; lanes are tagged by index */
-/* A poller drove the endpoint this recently: it does the reading, and the I/O thread stops
- * listening for EPOLLIN (each edge would wake it, one context switch per message, only to find
- * the bytes gone) and reads every lane once per TCP_HANDOFF_NS instead, for what nobody polls
- * for (heartbeats, lanes without a RECV, a peer's close). */
+/* A poller drove the endpoint this recently: it does the reading and the writing, and the I/O
+ * thread stops listening for EPOLLIN and EPOLLOUT (each edge would wake it, one context switch
+ * per message or per socket buffer of a large one, only to find the work done) and reads and
+ * writes every lane once per TCP_HANDOFF_NS instead, for what nobody polls for (heartbeats,
+ * lanes without a RECV, a peer's close). */
 #define TCP_HANDOFF_NS 1000000ull
 #define TCP_EV_EDGE    (EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET)
-#define TCP_EV_POLLED  (EPOLLOUT | EPOLLET)
+#define TCP_EV_POLLED  EPOLLET /* errors and hang-ups are reported anyway */
 
 void fab_tcp_io_wake(struct fab_ep *ep)
 {
@@ -128,7 +130,8 @@ static int tcp_io_polled(struct fab_ep *ep)
     return last != 0 && (now < last || now - last < TCP_HANDOFF_NS);
 }
 
-/* Every lane is read on this pass whether an edge came or not. */
+/* Every lane is read on this pass whether an edge came or not, and what it has queued is
+ * written. */
 static void tcp_io_mark_all(struct fab_ep *ep)
 {
     for (int i = 0; i < ep->nlanes; i++) {
@@ -138,6 +141,7 @@ static void tcp_io_mark_all(struct fab_ep *ep)
         l->rx.ready = 1;
         l->rx.drained = 0;
         pthread_mutex_unlock(&l->rx_mu);
+        tcp_io_send(ep, l);
     }
 }
 
@@ -202,6 +206,23 @@ static int tcp_lane_expects(struct tcp_lane *l)
     return n > 0;
 }
 
+/* Writes what the lane's socket did not take when it was posted (the poster wrote inline). */
+static int tcp_drive_send(struct fab_ep *ep, struct tcp_lane *l)
+{
+    int moved = 0;
+
+    if (pthread_mutex_trylock(&l->send_mu) != 0)
+        return 0; /* a poster or the I/O thread is writing it right now */
+    if (l->sq_n) {
+        uint32_t before = l->sq_n;
+
+        fab_tcp_tx_progress(ep, l); /* an error fails the endpoint */
+        moved = before != l->sq_n;
+    }
+    pthread_mutex_unlock(&l->send_mu);
+    return moved;
+}
+
 int fab_tcp_ep_drive(struct fab_cq_src *src)
 {
     struct fab_ep *ep = (struct fab_ep *)((char *)src - offsetof(struct fab_ep, src));
@@ -214,6 +235,7 @@ int fab_tcp_ep_drive(struct fab_cq_src *src)
     for (int i = 0; i < ep->nlanes && tcp_io_healthy(ep); i++) {
         struct tcp_lane *l = &ep->lane[i];
 
+        moved += tcp_drive_send(ep, l);
         if (pthread_mutex_trylock(&l->rx_mu) != 0)
             continue; /* the I/O thread (or another poller) is reading it right now */
         if (!l->rx.eof && tcp_lane_expects(l)) {

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Send side: each lane keeps a FIFO of posted SEND / WRITE_IMM frames. The poster writes inline
  * when the FIFO was empty (no hop through the I/O thread for the common case); whatever the
- * socket did not take waits for EPOLLOUT in the I/O thread. A send completes once its last byte
- * is in the kernel, like UC's "transmitted". */
+ * socket did not take is written by the next thread that polls the endpoint's CQ, or by the I/O
+ * thread on EPOLLOUT when nobody polls (tcp_io.c). A send completes once its last byte is in the
+ * kernel, like UC's "transmitted". */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <string.h>
