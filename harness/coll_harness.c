@@ -141,7 +141,24 @@ ncclResult_t cn_reducescatter(struct cn *n, void *s, size_t ssize, void *smh, vo
                                  (ncclRedOp_t)op, rmh, req);
 }
 
-/* Tests until done, yielding the CPU between tries like a polite proxy. */
+static long g_poll_sleep_us = CN_POLL_SLEEP_US;
+
+void cn_set_poll_sleep(long us)
+{
+    g_poll_sleep_us = us < 0 ? 0 : us;
+}
+
+/* Between two tests: a short sleep (the tests: 8 ranks on 2 cores must not spin), or
+ * sched_yield() like NCCL's proxy progress thread (the benchmarks). */
+static void cn_pause(void)
+{
+    if (g_poll_sleep_us > 0)
+        nanosleep(&(struct timespec){0, g_poll_sleep_us * 1000}, NULL);
+    else
+        sched_yield();
+}
+
+/* Tests until done, pausing between tries (cn_set_poll_sleep). */
 ncclResult_t cn_wait(struct cn *n, void *req, int timeout_s)
 {
     double deadline = mp_now() + timeout_s;
@@ -154,7 +171,7 @@ ncclResult_t cn_wait(struct cn *n, void *req, int timeout_s)
             mp_note("request %p not done after %d s", req, timeout_s);
             return ncclSystemError;
         }
-        nanosleep(&(struct timespec){0, 20000}, NULL);
+        cn_pause();
     }
 }
 

@@ -13,6 +13,12 @@
 #   BUILD=build tools/coll-perf.sh                       2 and 4 ranks, 128 KiB .. 1 MiB
 #   BUILD=build tools/coll-perf.sh --long                4 KiB .. 256 MiB by 4
 #   RANKS="2" BUILD=build tools/coll-perf.sh -e 64M      extra options go to both benchmarks
+#   REPS=9 BUILD=build tools/coll-perf.sh                 rounds (default 5)
+#
+# Each round runs jaccl then Open MPI for every operation, back to back, and the summary takes
+# each cell's median over the rounds (#wrong: the sum): on a shared virtual machine one run of
+# either can come out twice as slow as the next, and interleaved rounds put both under the same
+# conditions.
 #
 # Targets (docs/performance.md): all-reduce busbw >= 0.9 x ceiling from 1 MiB up, and
 # >= 1.25 x Open MPI with 8 in flight. The foreign-load line of each jaccl run says whether
@@ -46,6 +52,31 @@ MPIRUN="mpirun --allow-run-as-root --oversubscribe --bind-to none --mca pml ob1 
 
 rows() { grep -E '^ +[0-9]' "$1"; }
 
+# The rows of several runs (files) as one table: per size, the median of every numeric column
+# (column 8, #wrong, of the jaccl and MPI tables: the sum). Column 3 and 4 are words.
+median_rows() {
+    cat "$@" | grep -E '^ +[0-9]' | sort -n -k1,1 | awk '
+        function flush(   c, k, i, j, t, line) {
+            if (key == "") return
+            line = ""
+            for (c = 1; c <= nf; c++) {
+                if (c == 3 || c == 4) { line = line " " word[c]; continue }
+                k = 0
+                for (i = 1; i <= n; i++) if ((i, c) in v) a[++k] = v[i, c]
+                for (i = 2; i <= k; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
+                    t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+                if (c == 8 && nf >= 8) { t = 0; for (i = 1; i <= k; i++) t += a[i]
+                    line = line " " t; continue }
+                line = line " " (k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2)
+            }
+            print "  " line
+            delete v; n = 0
+        }
+        $1 != key { flush(); key = $1 }
+        { n++; nf = NF; for (c = 1; c <= NF; c++) v[n, c] = $c; word[3] = $3; word[4] = $4 }
+        END { flush() }'
+}
+
 # size busbw, one per line, from a table file (column 3 for the ceiling, 7 otherwise)
 col() { rows "$1" | awk -v c="$2" '{ print $1, $c }'; }
 
@@ -68,22 +99,28 @@ report() { # n op jaccl mpi ceiling
                  ratio($7, m[$1]), ratio(w8, m[$1]), ratio(w8, c[$1]), $8 }'
 }
 
+REPS=${REPS:-5}
 status=0
 for n in $RANKS; do
-    echo "### $n ranks"
-    "$BUILD/jaccl-coll-perf" ceiling -N "$n" $SWEEP | tee "$tmp/ceil.$n" || status=1
-    for op in $OPS; do
-        "$BUILD/jaccl-coll-perf" "$op" -N "$n" $SWEEP | tee "$tmp/j.$n.$op" || status=1
-        : >"$tmp/m.$n.$op"
-        if [ $have_mpi = 1 ]; then
-            $MPIRUN -np "$n" "$BUILD/mpi-coll" "$op" $SWEEP 2>/dev/null | tee "$tmp/m.$n.$op"
-        fi
+    for r in $(seq "$REPS"); do
+        echo "### $n ranks, round $r of $REPS"
+        "$BUILD/jaccl-coll-perf" ceiling -N "$n" $SWEEP | tee "$tmp/ceil.$n.$r" || status=1
+        for op in $OPS; do
+            "$BUILD/jaccl-coll-perf" "$op" -N "$n" $SWEEP | tee "$tmp/j.$n.$op.$r" || status=1
+            : >"$tmp/m.$n.$op.$r"
+            if [ $have_mpi = 1 ]; then
+                $MPIRUN -np "$n" "$BUILD/mpi-coll" "$op" $SWEEP 2>/dev/null | tee "$tmp/m.$n.$op.$r"
+            fi
+        done
     done
 done
 echo
-echo "## Summary (busbw GB/s; ratios from the same run)"
+echo "## Summary (busbw GB/s, medians of $REPS interleaved rounds; ratios of the medians)"
 for n in $RANKS; do
+    median_rows "$tmp"/ceil.$n.* >"$tmp/ceil.$n"
     for op in $OPS; do
+        median_rows "$tmp"/j.$n.$op.* >"$tmp/j.$n.$op"
+        median_rows "$tmp"/m.$n.$op.* >"$tmp/m.$n.$op"
         report "$n" "$op" "$tmp/j.$n.$op" "$tmp/m.$n.$op" "$tmp/ceil.$n"
     done
 done

@@ -14,7 +14,9 @@
  * proxy creates: it cuts every collective into 512 KiB steps with up to 8 in flight, so sizes
  * 128 KiB .. 1 MiB, each with 1 and with 8 in flight (-W takes a list: one column group per
  * window, the first one in nccl-tests' place). -L is the long sweep, 4 KiB .. 256 MiB by 4,
- * for what a single large call costs. size = bytes of the whole vector
+ * for what a single large call costs. Between tests of a request each rank calls sched_yield(),
+ * as NCCL's proxy progress thread does; -p US sleeps US microseconds instead (what the test
+ * suites do, so that 8 ranks on 2 cores do not spin). size = bytes of the whole vector
  * (all-reduce), of the nranks * bytesPerRank input (reduce-scatter) or output (all-gather); count =
  * its floats. time = the slowest rank's mean per operation; algbw = size / time; busbw = algbw *
  * 2(n-1)/n (all-reduce) or (n-1)/n (the other two), like nccl-tests. #wrong counts result elements
@@ -345,9 +347,9 @@ static void usage(void)
 {
     fprintf(stderr, "usage: jaccl-coll-perf allreduce|reducescatter|allgather|ceiling [-N ranks] "
                     "[-b min] [-e max] [-f factor] [-L] [-n iters] [-w warmup] [-W w1,w2,..] "
-                    "[-a auto|ring|mesh] [-r wires] [-V 11|8]\n"
+                    "[-a auto|ring|mesh] [-r wires] [-V 11|8] [-p sleep_us]\n"
                     "  default: 128K .. 1M by 2 (NCCL's CollNet steps), windows 1 and 8; "
-                    "-L: 4K .. 256M by 4\n");
+                    "-L: 4K .. 256M by 4; -p: sleep between tests (default 0: sched_yield)\n");
     mp_host_usage();
 }
 
@@ -389,8 +391,12 @@ static int parse(int argc, char **argv, struct opts *o)
             o->kind = i;
     int c, bad = 0, longs = 0;
     optind = 2;
-    while ((c = getopt(argc, argv, "N:b:e:f:Ln:w:W:a:r:V:")) != -1) {
+    cn_set_poll_sleep(0); /* NCCL's proxy: test() in a loop, sched_yield() in between */
+    while ((c = getopt(argc, argv, "N:b:e:f:Ln:w:W:a:r:V:p:")) != -1) {
         switch (c) {
+        case 'p':
+            cn_set_poll_sleep(atol(optarg));
+            break;
         case 'N':
             o->nranks = atoi(optarg);
             break;
