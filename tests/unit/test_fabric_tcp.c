@@ -22,6 +22,7 @@
 
 #include "fabric/fabric.h"
 #include "fabric/tcp/tcp.h"
+#include "fabric/tcp/tcp_int.h"
 #include "fabric/tcp/tcp_wire.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -568,6 +569,34 @@ static void test_keys_random(void **state)
     }
 }
 
+/* A registration advertised on many endpoints over a long job keeps only the live ones in its
+ * scope: closing an endpoint drops it, the others keep their access. */
+static void test_scope_pruned_on_close(void **state)
+{
+    static char buf[256];
+    struct fab_ep_attr a = attr_of(1, 4, 0);
+    struct fab_ep *extra[3];
+    struct fab_mr *mr, *pinned;
+    struct pair p;
+    uint64_t key;
+
+    pair_create(&p, 1, 4, 0);
+    assert_int_equal(F->mr_reg(p.dom[0], buf, sizeof(buf), &mr), 0);
+    key = F->mr_remote(mr, p.ep[0], buf).rkey;
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(F->ep_create(p.dom[0], p.cq[0], &a, &extra[i]), 0);
+        assert_int_equal(F->mr_remote(mr, extra[i], buf).rkey, key);
+    }
+    assert_int_equal(mr->nscope, 4);
+    for (int i = 0; i < 3; i++)
+        F->ep_close(extra[i]);
+    assert_int_equal(mr->nscope, 1);
+    assert_int_equal(fab_tcp_mr_pin(p.ep[0], key, (uint64_t)(uintptr_t)buf, 16, &pinned), 0);
+    fab_tcp_mr_unpin(pinned);
+    F->mr_dereg(mr);
+    pair_close(&p);
+}
+
 /* A frame that is not one is the peer's fault: the endpoint fails with PEER_PROTO (which the
  * core reports as ncclRemoteError), on the RECV it would have consumed. */
 static void test_corrupt_frame_is_peer_proto(void **state)
@@ -1073,6 +1102,7 @@ int main(void)
             cmocka_unit_test(test_write_other_domain),
             cmocka_unit_test(test_write_other_endpoint),
             cmocka_unit_test(test_keys_random),
+            cmocka_unit_test(test_scope_pruned_on_close),
             cmocka_unit_test(test_lane_eof_keeps_other_lanes),
             cmocka_unit_test(test_corrupt_frame_is_peer_proto),
             cmocka_unit_test(test_dereg_while_landing),

@@ -180,6 +180,7 @@ void fab_tcp_ep_close(struct fab_ep *ep)
         fab_tcp_io_wake(ep);
         pthread_join(ep->thread, NULL);
     }
+    fab_tcp_mr_forget_ep(ep->dom, ep->id);
     tcp_ep_free(ep, ep->nlanes); /* outstanding work is dropped without completions */
 }
 

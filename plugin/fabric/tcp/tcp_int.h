@@ -69,6 +69,8 @@ void fab_tcp_domain_close(struct fab_domain *dom);
 int fab_tcp_mr_reg(struct fab_domain *dom, void *addr, size_t len, struct fab_mr **out);
 void fab_tcp_mr_dereg(struct fab_mr *mr);
 struct fab_remote_buf fab_tcp_mr_remote(struct fab_mr *mr, struct fab_ep *ep, void *addr);
+/* Drops a closed endpoint from the scope of every registration of d. */
+void fab_tcp_mr_forget_ep(struct fab_domain *d, uint64_t ep_id);
 /* Pins the live registration `key` of ep's domain if it was advertised on ep and covers
  * [addr, addr+len): 0, or -EACCES. The caller may write there until fab_tcp_mr_unpin();
  * deregistration waits for that. */

@@ -201,6 +201,25 @@ struct fab_remote_buf fab_tcp_mr_remote(struct fab_mr *mr, struct fab_ep *ep, vo
     return r;
 }
 
+/* The endpoint is gone (its I/O thread joined): no registration is advertised on it any more,
+ * so a long job that opens and closes comms over the same buffers keeps each scope as short as
+ * the endpoints alive, and every pin's lookup with it. */
+void fab_tcp_mr_forget_ep(struct fab_domain *d, uint64_t ep_id)
+{
+    pthread_mutex_lock(&d->mu);
+    for (size_t b = 0; b < d->nbucket; b++) {
+        for (struct fab_mr *m = d->bucket[b]; m; m = m->next) {
+            for (uint32_t i = 0; i < m->nscope; i++) {
+                if (m->scope[i] == ep_id) {
+                    m->scope[i] = m->scope[--m->nscope];
+                    break;
+                }
+            }
+        }
+    }
+    pthread_mutex_unlock(&d->mu);
+}
+
 static int tcp_range_in(const struct fab_mr *mr, uint64_t addr, size_t len)
 {
     uint64_t base = (uint64_t)(uintptr_t)mr->addr;
