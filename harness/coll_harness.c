@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* CollNet test helpers: see coll_harness.h. */
+#include <stdatomic.h>
+
 #include "coll_harness.h"
 
 /* The bit-exact conversions (jk_f32_to_*) that build floating test data. */
@@ -141,7 +143,7 @@ ncclResult_t cn_reducescatter(struct cn *n, void *s, size_t ssize, void *smh, vo
                                  (ncclRedOp_t)op, rmh, req);
 }
 
-static long g_poll_sleep_us = CN_POLL_SLEEP_US;
+static _Atomic long g_poll_sleep_us = -1; /* unset: MP_POLL_SLEEP_US, else CN_POLL_SLEEP_US */
 
 void cn_set_poll_sleep(long us)
 {
@@ -152,8 +154,11 @@ void cn_set_poll_sleep(long us)
  * sched_yield() like NCCL's proxy progress thread (the benchmarks). */
 static void cn_pause(void)
 {
-    if (g_poll_sleep_us > 0)
-        nanosleep(&(struct timespec){0, g_poll_sleep_us * 1000}, NULL);
+    long us = g_poll_sleep_us;
+    if (us < 0)
+        g_poll_sleep_us = us = mp_env_long("MP_POLL_SLEEP_US", CN_POLL_SLEEP_US);
+    if (us > 0)
+        nanosleep(&(struct timespec){0, us * 1000}, NULL);
     else
         sched_yield();
 }

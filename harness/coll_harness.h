@@ -69,7 +69,8 @@ ncclResult_t cn_reducescatter(struct cn *n, void *s, size_t ssize, void *smh, vo
 
 /* Tests until done, yielding the CPU between tries like a polite proxy. */
 /* Tests req until done, an error, or timeout_s; sleeps CN_POLL_SLEEP_US between tests unless
- * cn_set_poll_sleep says otherwise (0: sched_yield(), as NCCL's proxy does). */
+ * cn_set_poll_sleep or MP_POLL_SLEEP_US say otherwise (0: sched_yield(), as NCCL's proxy does:
+ * MP_POLL_SLEEP_US=0 runs the CollNet suites that way). */
 ncclResult_t cn_wait(struct cn *n, void *req, int timeout_s);
 #define CN_POLL_SLEEP_US 20
 void cn_set_poll_sleep(long us);
