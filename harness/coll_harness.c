@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* CollNet test helpers: see coll_harness.h. */
-#include <stdatomic.h>
-
 #include "coll_harness.h"
 
 /* The bit-exact conversions (jk_f32_to_*) that build floating test data. */
@@ -143,27 +141,8 @@ ncclResult_t cn_reducescatter(struct cn *n, void *s, size_t ssize, void *smh, vo
                                  (ncclRedOp_t)op, rmh, req);
 }
 
-static _Atomic long g_poll_sleep_us = -1; /* unset: MP_POLL_SLEEP_US, else CN_POLL_SLEEP_US */
-
-void cn_set_poll_sleep(long us)
-{
-    g_poll_sleep_us = us < 0 ? 0 : us;
-}
-
-/* Between two tests: a short sleep (the tests: 8 ranks on 2 cores must not spin), or
- * sched_yield() like NCCL's proxy progress thread (the benchmarks). */
-static void cn_pause(void)
-{
-    long us = g_poll_sleep_us;
-    if (us < 0)
-        g_poll_sleep_us = us = mp_env_long("MP_POLL_SLEEP_US", CN_POLL_SLEEP_US);
-    if (us > 0)
-        nanosleep(&(struct timespec){0, us * 1000}, NULL);
-    else
-        sched_yield();
-}
-
-/* Tests until done, pausing between tries (cn_set_poll_sleep). */
+/* Tests until done, pausing between tries (mp_poll_pause: the suites sleep, 8 ranks on 2 cores
+ * must not spin). */
 ncclResult_t cn_wait(struct cn *n, void *req, int timeout_s)
 {
     double deadline = mp_now() + timeout_s;
@@ -176,7 +155,7 @@ ncclResult_t cn_wait(struct cn *n, void *req, int timeout_s)
             mp_note("request %p not done after %d s", req, timeout_s);
             return ncclSystemError;
         }
-        cn_pause();
+        mp_poll_pause(CN_POLL_SLEEP_US);
     }
 }
 

@@ -67,13 +67,11 @@ ncclResult_t cn_allgather(struct cn *n, void *s, void *r, size_t rsize, void *rm
 ncclResult_t cn_reducescatter(struct cn *n, void *s, size_t ssize, void *smh, void *r, size_t bpr,
                               size_t wo, size_t wb, int type, int op, void *rmh, void **req);
 
-/* Tests until done, yielding the CPU between tries like a polite proxy. */
 /* Tests req until done, an error, or timeout_s; sleeps CN_POLL_SLEEP_US between tests unless
- * cn_set_poll_sleep or MP_POLL_SLEEP_US say otherwise (0: sched_yield(), as NCCL's proxy does:
- * MP_POLL_SLEEP_US=0 runs the CollNet suites that way). */
+ * MP_POLL_SLEEP_US says otherwise (0: sched_yield(), as NCCL's proxy does: MP_POLL_SLEEP_US=0
+ * runs the CollNet suites that way, and jaccl-coll-perf sets it by default). */
 ncclResult_t cn_wait(struct cn *n, void *req, int timeout_s);
 #define CN_POLL_SLEEP_US 20
-void cn_set_poll_sleep(long us);
 
 /* ---- the group ---- */
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Windowed message streams over one comm, progressed like NCCL's proxy progresses them. */
+#include <stdatomic.h>
 #include <sched.h>
 #include <string.h>
 #include <time.h>
@@ -130,15 +131,18 @@ int mp_flow_step(struct mp_flow *f)
     return f->done == f->count;
 }
 
-/* Between rounds: sched_yield() like NCCL's proxy, or, with MP_POLL_SLEEP_US > 0, a short
- * sleep, to measure what busy polling costs when threads outnumber the two cores. */
-static void between_rounds(void)
+/* The env value is read once; -2 = not read yet, -1 = unset. */
+static _Atomic long g_poll_env = -2;
+
+void mp_poll_pause(long def_us)
 {
-    static long sleep_us = -1;
-    if (sleep_us < 0)
-        sleep_us = mp_env_long("MP_POLL_SLEEP_US", 0);
-    if (sleep_us > 0) {
-        struct timespec ts = {0, sleep_us * 1000};
+    long us = g_poll_env;
+    if (us == -2)
+        g_poll_env = us = mp_env_long("MP_POLL_SLEEP_US", -1);
+    if (us < 0)
+        us = def_us;
+    if (us > 0) {
+        struct timespec ts = {0, us * 1000};
         nanosleep(&ts, NULL);
     } else {
         sched_yield();
@@ -160,7 +164,7 @@ int mp_flows_run(struct mp_flow *flows, int nflows, int timeout_s)
             return 0;
         if (mp_now() > deadline)
             break;
-        between_rounds();
+        mp_poll_pause(0);
     }
     for (int i = 0; i < nflows; i++)
         if (flows[i].done < flows[i].count)

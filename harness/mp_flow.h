@@ -45,6 +45,10 @@ struct mp_flow {
 
 /* One round: test in order, then post. 1 all done, 0 in progress, -1 error (f->err). */
 int mp_flow_step(struct mp_flow *f);
+/* Between two polls of the plugin: sleeps MP_POLL_SLEEP_US microseconds if it is set, else
+ * def_us; 0 = sched_yield(), as NCCL's proxy progress thread does. */
+void mp_poll_pause(long def_us);
+
 /* Rounds over all flows until every one is done (0), one fails (-1: see its err), or timeout_s
  * passes (-1, with a note naming the stuck flows). Yields between rounds; MP_POLL_SLEEP_US=N
  * in the environment sleeps N us instead (an experiment knob for benchmarks). */

@@ -391,11 +391,12 @@ static int parse(int argc, char **argv, struct opts *o)
             o->kind = i;
     int c, bad = 0, longs = 0;
     optind = 2;
-    cn_set_poll_sleep(0); /* NCCL's proxy: test() in a loop, sched_yield() in between */
+    /* NCCL's proxy: test() in a loop, sched_yield() in between (unless the caller said) */
+    setenv("MP_POLL_SLEEP_US", "0", 0);
     while ((c = getopt(argc, argv, "N:b:e:f:Ln:w:W:a:r:V:p:")) != -1) {
         switch (c) {
         case 'p':
-            cn_set_poll_sleep(atol(optarg));
+            setenv("MP_POLL_SLEEP_US", optarg, 1);
             break;
         case 'N':
             o->nranks = atoi(optarg);

@@ -167,6 +167,17 @@ static int tcp_mr_scoped(const struct fab_mr *mr, uint64_t ep_id)
     return 0;
 }
 
+/* Removes ep from mr's scope if it is there (caller holds dom->mu). */
+static void tcp_mr_scope_del(struct fab_mr *mr, uint64_t ep_id)
+{
+    for (uint32_t i = 0; i < mr->nscope; i++) {
+        if (mr->scope[i] == ep_id) {
+            mr->scope[i] = mr->scope[--mr->nscope];
+            return;
+        }
+    }
+}
+
 /* Adds ep to mr's scope (caller holds dom->mu): 0, or -ENOMEM. */
 static int tcp_mr_scope_add(struct fab_mr *mr, uint64_t ep_id)
 {
@@ -207,16 +218,9 @@ struct fab_remote_buf fab_tcp_mr_remote(struct fab_mr *mr, struct fab_ep *ep, vo
 void fab_tcp_mr_forget_ep(struct fab_domain *d, uint64_t ep_id)
 {
     pthread_mutex_lock(&d->mu);
-    for (size_t b = 0; b < d->nbucket; b++) {
-        for (struct fab_mr *m = d->bucket[b]; m; m = m->next) {
-            for (uint32_t i = 0; i < m->nscope; i++) {
-                if (m->scope[i] == ep_id) {
-                    m->scope[i] = m->scope[--m->nscope];
-                    break;
-                }
-            }
-        }
-    }
+    for (size_t b = 0; b < d->nbucket; b++)
+        for (struct fab_mr *m = d->bucket[b]; m; m = m->next)
+            tcp_mr_scope_del(m, ep_id);
     pthread_mutex_unlock(&d->mu);
 }
 
