@@ -16,8 +16,8 @@
  * caller that finds the lock taken returns at once: the holder is making the same progress.
  * The progress thread stays for progress nobody polls for (an operation queued and not tested,
  * goodbyes at close), for the stuck-operation WARNs, and as the one that waits: while callers
- * poll on a box with fewer cores than ranks it naps instead of waiting on the CQ (a second thread
- * woken per completion takes a core from some rank); with nobody polling it spins briefly when a
+ * poll it naps instead of waiting on the CQ (a second thread woken per completion takes a core
+ * from some rank, and run_lock from the caller); with nobody polling it spins briefly when a
  * completion is due (NCCL_JACCL_SPIN_US), then sleeps in cq_wait. */
 #ifndef JACCL_CORE_COLL_H
 #define JACCL_CORE_COLL_H
