@@ -17,8 +17,8 @@
  * The progress thread stays for progress nobody polls for (an operation queued and not tested,
  * goodbyes at close), for the stuck-operation WARNs, and as the one that waits: while callers
  * poll it naps instead of waiting on the CQ (a second thread woken per completion takes a core
- * from some rank, and run_lock from the caller); with nobody polling it spins briefly when a
- * completion is due (NCCL_JACCL_SPIN_US), then sleeps in cq_wait. */
+ * from some rank, and run_lock from the caller); with nobody polling it waits in cq_wait, which
+ * spins briefly (NCCL_JACCL_SPIN_US) and then sleeps. */
 #ifndef JACCL_CORE_COLL_H
 #define JACCL_CORE_COLL_H
 
@@ -139,7 +139,6 @@ struct coll_comm {
     /* who runs the state machine: the holder of run_lock (see the top of this file) */
     pthread_mutex_t run_lock;
     _Atomic uint64_t polled_ns; /* when a caller last asked for progress (jaccl_now_ns) */
-    uint64_t spin_ns;           /* the progress thread's current spin budget (adaptive) */
     /* progress thread */
     pthread_t thread;
     int started;
@@ -216,8 +215,6 @@ void coll_x_check_sig(struct coll_comm *c, const struct coll_req *q);
 void coll_x_nxt_begins(struct coll_comm *c);
 /* Fails the comm if cur waits for a receive that a peer who closed its comm never sent. */
 void coll_x_check_left(struct coll_comm *c);
-/* 1 if a posted send or receive has not completed yet: a completion is on its way. */
-int coll_x_outstanding(const struct coll_comm *c);
 /* Sends goodbyes not sent yet; returns how many peers have not said theirs. */
 int coll_x_bye(struct coll_comm *c);
 /* Marks the comm broken (first cause wins: one WARN), closes every endpoint; returns the

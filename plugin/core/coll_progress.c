@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Running a CollNet comm's state machine: one round dispatches completions, runs queued
  * operations in order (coll_sched.c) and sends credits. Callers run rounds inline when they poll
- * (coll_progress_inline); the progress thread runs them when nobody does, and sleeps in cq_wait
- * whenever nothing moved (see the threading note in coll.h). A failure of the comm fails the
- * running operation and every later one. An operation that waits on a live peer is waited for,
+ * (coll_progress_inline); the progress thread runs them when nobody does, and waits in cq_wait
+ * whenever nothing moved (see the threading note in coll.h): cq_wait spins briefly first
+ * (NCCL_JACCL_SPIN_US, the fabric's one adaptive spin), then sleeps. A failure of the comm fails
+ * the running operation and every later one. An operation that waits on a live peer is waited for,
  * with a WARN after NCCL_JACCL_TIMEOUT, then after twice as long, and so on. */
-#define _GNU_SOURCE
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -16,7 +15,6 @@
 #include "util/clock.h"
 #include "util/crowd.h"
 #include "util/log.h"
-#include "util/param.h"
 
 #define IDLE_SLICE_NS 1000000000ull /* wake up at least this often: close requests, timers */
 /* A caller that polled this recently is taken to poll again soon, and the thread then naps
@@ -26,8 +24,7 @@
  * (test(), sched_yield()): 2 ranks, 4 KiB all-reduce 190 -> 70 us, 1 MiB 1.2 -> 0.6 ms with
  * the nap; with 4 and 8 ranks it already napped. */
 #define POLL_GRACE_NS 1000000ull
-#define INLINE_ROUNDS 4       /* rounds a caller runs per call while they keep moving something */
-#define SPIN_FLOOR_NS 2000ull /* the adaptive spin shrinks no further */
+#define INLINE_ROUNDS 4 /* rounds a caller runs per call while they keep moving something */
 
 /* Who the running operation may be waiting for: peers it posted receives for that have not
  * landed, and peers whose last control message named an earlier operation (or none). */
@@ -124,41 +121,6 @@ static void nap(uint64_t ns)
     nanosleep(&ts, NULL);
 }
 
-/* The longest spin allowed: NCCL_JACCL_SPIN_US, shared out when this comm's ranks outnumber
- * the cores (they are then likely to share this box, and a spinning rank steals the core that
- * the rank it waits for needs). */
-static uint64_t spin_cap(const struct coll_comm *c)
-{
-    uint64_t ns = (uint64_t)jaccl_param_int(JP_SPIN_US) * 1000ull;
-    if (c->nranks > jaccl_cpus_usable())
-        ns = ns * (uint64_t)jaccl_cpus_usable() / (uint64_t)c->nranks;
-    return ns;
-}
-
-/* Before sleeping, with a completion due: rounds until something moves or the budget is
- * spent. A spin that found something keeps its budget (doubled up to the cap); one that came
- * up empty halves it, so a peer that is far behind costs little. 1 if something moved. */
-static int spin(struct coll_comm *c)
-{
-    uint64_t cap = spin_cap(c);
-    if (cap == 0)
-        return 0;
-    if (c->spin_ns == 0 || c->spin_ns > cap)
-        c->spin_ns = cap;
-    int yield = c->nranks > jaccl_cpus_usable();
-    uint64_t end = jaccl_now_ns() + c->spin_ns;
-    do {
-        if (coll_progress_round(c)) {
-            c->spin_ns = c->spin_ns * 2 < cap ? c->spin_ns * 2 : cap;
-            return 1;
-        }
-        if (yield)
-            sched_yield();
-    } while (jaccl_now_ns() < end && !atomic_load(&c->closing));
-    c->spin_ns = c->spin_ns / 2 > SPIN_FLOOR_NS ? c->spin_ns / 2 : SPIN_FLOOR_NS;
-    return 0;
-}
-
 /* One turn of the progress thread under run_lock: 1 = go again at once, 0 = wait, -1 = the
  * comm closed (goodbyes said). */
 static int thread_turn(struct coll_comm *c)
@@ -171,8 +133,6 @@ static int thread_turn(struct coll_comm *c)
         return 1;
     if (c->cur)
         warn_if_stuck(c);
-    if (c->cur && !caller_polls(c, jaccl_now_ns()) && coll_x_outstanding(c))
-        return spin(c);
     return 0;
 }
 

@@ -259,14 +259,6 @@ static int link_settled(const struct coll_comm *c, const struct coll_link *l)
     return 1;
 }
 
-int coll_x_outstanding(const struct coll_comm *c)
-{
-    for (int i = 0; i < c->nlinks; i++)
-        if (c->links[i].ep && !link_settled(c, &c->links[i]))
-            return 1;
-    return 0;
-}
-
 /* Whether link l's peer runs operation q, as far as its last control message says (a peer at
  * another operation has nothing to say about q); fails the comm if it runs another one. */
 static int check_link_sig(struct coll_comm *c, const struct coll_link *l, const struct coll_req *q)

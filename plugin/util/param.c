@@ -126,14 +126,12 @@ static const struct jaccl_param_desc g_params[JP_NUM_PARAMS] = {
               "that fits (0 to 15), else 0. TCP sockets have no service level."),
         P_INT(JP_SPIN_US, "NCCL_JACCL_SPIN_US", SPIN_US_DEFAULT, 0, 100000, "microseconds", NULL,
               S_PROGRESS,
-              "How long a thread about to sleep for a completion that is likely imminent keeps "
-              "polling first: a fabric waiter in `cq_wait` (doing the back end's receive work "
-              "itself), and a CollNet progress thread while a posted send or receive has not "
-              "finished and no caller is polling. Waking a sleeping thread costs more than a "
-              "short message takes on a fast link. The spin adapts: it shrinks while spins come "
-              "up empty and yields the CPU on every round; a CollNet thread shares it out when "
-              "the communicator has more ranks than the machine has cores, and nobody spins "
-              "while the CPUs are crowded. `0` = never spin: always sleep in the kernel."),
+              "How long a thread about to sleep in `cq_wait` for a completion keeps polling "
+              "first, doing the back end's receive work itself: a CollNet progress thread that "
+              "no caller is polling for, or any other waiter. Waking a sleeping thread costs "
+              "more than a short message takes on a fast link. The spin adapts: it shrinks while "
+              "spins come up empty and yields the CPU on every round, and nobody spins while "
+              "the CPUs are crowded. `0` = never spin: always sleep in the kernel."),
         P_STR(JP_DEBUG_COUNTERS, "NCCL_JACCL_DEBUG_COUNTERS", "", NULL, NULL, S_PROGRESS,
               "Counts the data path's system calls (sendmsg, recvmsg by the I/O thread and by "
               "pollers), wake-ups (epoll returns, eventfd writes, condition-variable signals) "
