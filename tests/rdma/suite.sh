@@ -66,9 +66,12 @@ run() { # name, command...: PASS/FAIL, with the tail of the log on failure
     else
         fail=$((fail + 1))
         failed="$failed $name"
-        echo "FAIL $name ($((SECONDS - t0)) s), last lines:"
-        grep -E 'FAIL|failed' "$log" | head -n 20 | sed 's/^/    /'
-        tail -n 15 "$log" | sed 's/^/    /'
+        # The log goes with the VM: what failed, which scenario, and its WARNs must be here.
+        echo "FAIL $name ($((SECONDS - t0)) s), failed checks and scenarios, WARNs, last lines:"
+        grep -E 'FAIL|failed|^\[main\] ---' "$log" | grep -B1 -E 'FAIL|failed' | head -n 40 |
+            sed 's/^/    /'
+        grep -E 'WARN' "$log" | tail -n 20 | sed 's/^/    /'
+        tail -n 30 "$log" | sed 's/^/    /'
     fi
 }
 
