@@ -122,6 +122,13 @@ static int post_more(struct mp_flow *f)
     return 0;
 }
 
+int mp_flow_test(struct mp_flow *f)
+{
+    if (f->err != ncclSuccess || test_in_order(f) != 0)
+        return -1;
+    return f->done == f->count;
+}
+
 int mp_flow_step(struct mp_flow *f)
 {
     if (f->err != ncclSuccess)

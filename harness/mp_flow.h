@@ -45,6 +45,8 @@ struct mp_flow {
 
 /* One round: test in order, then post. 1 all done, 0 in progress, -1 error (f->err). */
 int mp_flow_step(struct mp_flow *f);
+/* Only the test half of a step: completions, nothing posted. Same return values. */
+int mp_flow_test(struct mp_flow *f);
 /* Between two polls of the plugin: sleeps MP_POLL_SLEEP_US microseconds if it is set, else
  * def_us; 0 = sched_yield(), as NCCL's proxy progress thread does. */
 void mp_poll_pause(long def_us);

@@ -21,6 +21,8 @@ void mp_perf_usage(const char *prog)
             "  -w ITERS   warm-up iterations per size (default 5)\n"
             "  -R N       timed passes per size, the median is reported (default 3)\n"
             "  -W N       requests in flight (default 8, like NCCL_STEPS)\n"
+            "  -r N       p2p ping-pong: receives each side keeps posted (default 2; NCCL's\n"
+            "             proxy posts up to 8 ahead, 1 puts the clear-to-send on the path)\n"
             "  -V N       table version, ncclNetPlugin_vN (default 11)\n"
             "  -t SEC     seconds of the raw TCP socket pump (default 2, 0 = skip)\n",
             prog);
@@ -59,11 +61,12 @@ int mp_perf_parse(int argc, char **argv, struct mp_perf_opts *o)
                                .warmup = 5,
                                .repeats = 3,
                                .window = 8,
+                               .ahead = 2,
                                .version = 11,
                                .pump_s = 2};
     int c, bad = 0;
     size_t v;
-    while ((c = getopt(argc, argv, "b:e:f:n:w:R:W:V:t:h")) != -1) {
+    while ((c = getopt(argc, argv, "b:e:f:n:w:R:W:r:V:t:h")) != -1) {
         switch (c) {
         case 'b':
             bad |= mp_perf_size(optarg, &o->min_bytes);
@@ -88,6 +91,10 @@ int mp_perf_parse(int argc, char **argv, struct mp_perf_opts *o)
         case 'W':
             o->window = atoi(optarg);
             bad |= o->window < 1 || o->window > 64;
+            break;
+        case 'r':
+            o->ahead = atoi(optarg);
+            bad |= o->ahead < 1 || o->ahead > 64;
             break;
         case 'V':
             o->version = atoi(optarg);

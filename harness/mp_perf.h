@@ -14,6 +14,7 @@ struct mp_perf_opts {
     int warmup;                  /* -w */
     int repeats;                 /* -R: timed passes per size; the median is reported */
     int window;                  /* -W: requests in flight */
+    int ahead;                   /* -r: ping-pong receives kept posted (jaccl-perf p2p) */
     int version;                 /* -V: ncclNetPlugin_v<version> */
     double pump_s;               /* -t: seconds of raw socket pump */
 };

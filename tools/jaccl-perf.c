@@ -121,15 +121,18 @@ static void counters_now(const struct p2p_run *p, double *out)
     }
 }
 
-/* Ping-pong: rank 0 sends, rank 1 echoes. Each side keeps its next receive posted, so the
- * clear-to-send is already there when the message is ready. Returns one-way seconds. */
+/* Ping-pong: rank 0 sends, rank 1 echoes. Each side keeps -r receives posted (NCCL's proxy
+ * posts its receives ahead, up to NCCL_STEPS), and a round answers first and posts its next
+ * receive after: with one receive ahead, the clear-to-send for message i+1 goes out just before
+ * the echo of i and lies on the path. Returns one-way seconds. */
 static double pingpong(struct p2p_run *p, size_t size, int iters)
 {
     struct mp_flow rf = {.net = &p->net,
                          .comm = p->ring.rcomm,
                          .count = iters,
-                         .window = 1,
+                         .window = p->o->ahead,
                          .base = p->rbuf,
+                         .stride = size * (size_t)p->o->ahead <= p->bytes ? size : 0,
                          .mh = p->rmh,
                          .size = size,
                          .tag = 0};
@@ -145,10 +148,12 @@ static double pingpong(struct p2p_run *p, size_t size, int iters)
     mp_barrier();
     double t0 = mp_now(), deadline = t0 + mp_scaled(120);
     while ((rf.done < iters || sf.done < iters) && mp_now() < deadline) {
+        if (mp_flow_test(&rf) < 0)
+            break;
         /* Rank 0 may send message i once the echo of i-1 is back; rank 1 once i arrived. */
         int gate = mp_rank == 0 ? rf.done + 1 : rf.done;
         sf.count = gate < iters ? gate : iters;
-        if (mp_flow_step(&rf) < 0 || mp_flow_step(&sf) < 0)
+        if (mp_flow_step(&sf) < 0 || mp_flow_step(&rf) < 0)
             break;
         sched_yield();
     }
@@ -175,10 +180,10 @@ static void print_header(const struct p2p_run *p, double raw)
     printf("# the same pump cycling through %s (memory traffic of the largest message): "
            "%.2f GB/s\n#\n",
            mp_fmt_bytes(p->o->max_bytes, b, sizeof(b)), p->span);
-    printf("# lat_us: jaccl ping-pong, one-way; tcp_us / busy_us: a plain TCP_NODELAY socket's in "
-           "the same run,\n# blocking / spinning on MSG_DONTWAIT; vs_tcp = lat_us / tcp_us "
-           "(target <= 1.5); kmsg/s: %d in flight\n#\n",
-           p->o->window);
+    printf("# lat_us: jaccl ping-pong, one-way, %d receive(s) kept posted (-r); tcp_us / "
+           "busy_us: a plain\n# TCP_NODELAY socket's in the same run, blocking / spinning on "
+           "MSG_DONTWAIT; vs_tcp = lat_us / tcp_us\n# (target <= 1.5); kmsg/s: %d in flight\n#\n",
+           p->o->ahead, p->o->window);
     printf("# %10s %8s %11s %11s %9s %11s %8s %8s %7s %8s %8s\n", "size", "iters", "time_us",
            "algbw_GB/s", "kmsg/s", "lat_us", "tcp_us", "busy_us", "vs_tcp", "vs_raw", "vs_span");
 }
