@@ -136,11 +136,27 @@ static int thread_turn(struct coll_comm *c)
     return 0;
 }
 
+/* While callers poll, run_lock is most likely held by one of them, running the round this
+ * thread came for: blocking on it would make that caller's unlock a futex wake-up (measured: a
+ * third of the futex calls of a 2-rank 1 MiB all-reduce). 0 = taken by a caller, nap instead. */
+static int take_run_lock(struct coll_comm *c)
+{
+    if (pthread_mutex_trylock(&c->run_lock) == 0)
+        return 1;
+    if (should_nap(c) && !atomic_load(&c->closing))
+        return 0;
+    pthread_mutex_lock(&c->run_lock);
+    return 1;
+}
+
 void *coll_progress_main(void *arg)
 {
     struct coll_comm *c = arg;
     for (;;) {
-        pthread_mutex_lock(&c->run_lock);
+        if (!take_run_lock(c)) {
+            nap(POLL_GRACE_NS);
+            continue;
+        }
         int turn = thread_turn(c);
         pthread_mutex_unlock(&c->run_lock);
         if (turn < 0)

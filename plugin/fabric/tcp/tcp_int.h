@@ -36,6 +36,8 @@
 /* The same for a poller: its caller (a test() loop, a collective's progress thread) has other
  * work, and the I/O thread, woken by the same data, carries on with a large message. */
 #define TCP_RX_POLL_BUDGET (256u << 10)
+/* A heartbeat that found its lane being written looks again this much later. */
+#define TCP_HB_RETRY_NS 1000000ull
 
 /* ---- devices (tcp_dev.c) ---- */
 int fab_tcp_init(void);

@@ -145,6 +145,28 @@ static void tcp_io_mark_all(struct fab_ep *ep)
     }
 }
 
+/* The tick while pollers are active, which only helps out: every lane is read on this pass and
+ * what it has queued is written, unless a poller holds the lane's lock, and so is reading or
+ * writing it right now. Waiting for that lock would turn the poller's unlock into a futex
+ * wake-up on its data path (measured: the most frequent futex calls of a 2-rank all-reduce). */
+static void tcp_io_tick(struct fab_ep *ep)
+{
+    for (int i = 0; i < ep->nlanes; i++) {
+        struct tcp_lane *l = &ep->lane[i];
+
+        if (pthread_mutex_trylock(&l->rx_mu) == 0) {
+            l->rx.ready = 1;
+            l->rx.drained = 0;
+            pthread_mutex_unlock(&l->rx_mu);
+        }
+        if (pthread_mutex_trylock(&l->send_mu) == 0) {
+            if (l->sq_n)
+                fab_tcp_tx_progress(ep, l); /* an error fails the endpoint */
+            pthread_mutex_unlock(&l->send_mu);
+        }
+    }
+}
+
 /* Follows the pollers: EPOLLIN off while one is active, back on once they stopped. Either way
  * every lane is read right after, so bytes that came while nobody listened are not stranded
  * (EPOLL_CTL_MOD also re-reports a socket that is already readable). */
@@ -171,11 +193,12 @@ static void tcp_io_follow_pollers(struct fab_ep *ep)
         if (polled && !tcp_io_polled(ep))
             tcp_io_follow_pollers(ep);
     } else if (polled) {
-        tcp_io_mark_all(ep);
+        tcp_io_tick(ep);
     }
 }
 
-/* Reads every lane an edge was seen on; 1 if one still has data left (budget used up). */
+/* Reads every lane an edge was seen on; 1 if one still has data left (budget used up). While
+ * pollers are active a lane a poller is reading is left to it (see tcp_io_tick). */
 static int tcp_io_read_lanes(struct fab_ep *ep)
 {
     int busy = 0;
@@ -183,7 +206,10 @@ static int tcp_io_read_lanes(struct fab_ep *ep)
     for (int i = 0; i < ep->nlanes && tcp_io_healthy(ep); i++) {
         struct tcp_lane *l = &ep->lane[i];
 
-        pthread_mutex_lock(&l->rx_mu);
+        if (!ep->io_polled)
+            pthread_mutex_lock(&l->rx_mu);
+        else if (pthread_mutex_trylock(&l->rx_mu) != 0)
+            continue;
         if (l->rx.ready)
             fab_tcp_rx_service(ep, l);
         busy |= l->rx.ready;

@@ -176,7 +176,10 @@ uint64_t fab_tcp_tx_heartbeat(struct fab_ep *ep, struct tcp_lane *l, uint64_t no
     uint64_t due;
 
     hb.hdr = tcp_hdr_make(TCP_OP_HEARTBEAT, 0, 0, 0, 0);
-    pthread_mutex_lock(&l->send_mu);
+    /* Taken: somebody is writing this lane right now, so it is not idle; look again soon
+     * rather than make the writer's unlock wake this thread. */
+    if (pthread_mutex_trylock(&l->send_mu) != 0)
+        return now + TCP_HB_RETRY_NS;
     /* A lane with frames queued is not idle: the peer will hear from it when the socket
      * drains, and a heartbeat could not overtake them anyway. */
     if (l->sq_n == 0 && now >= l->last_tx_ns && now - l->last_tx_ns >= period) {
