@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* jaccl-perf: benchmarks through the plugin's ABI, loaded the way NCCL loads it.
  *
- *   jaccl-perf p2p [-b 8] [-e 64M] [-f 2] [-n iters] [-w warmup] [-W window] [-V 11] [-t 2]
+ *   jaccl-perf p2p [-b 8] [-e 64M] [-f 2] [-n iters] [-w warmup] [-W window] [-r 2] [-V 11] [-t 2]
  *   jaccl-perf p2p --rank R --nranks 2 --root HOST:PORT [options]     one rank per host
  *
  * p2p: two ranks, forked here, or one per host with --rank/--nranks/--root (or under mpirun,
