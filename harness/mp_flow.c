@@ -131,9 +131,7 @@ int mp_flow_test(struct mp_flow *f)
 
 int mp_flow_step(struct mp_flow *f)
 {
-    if (f->err != ncclSuccess)
-        return -1;
-    if (test_in_order(f) != 0 || post_more(f) != 0)
+    if (mp_flow_test(f) < 0 || post_more(f) != 0)
         return -1;
     return f->done == f->count;
 }

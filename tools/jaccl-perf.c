@@ -78,11 +78,11 @@ struct p2p_run {
     int nrows;
 };
 
-/* Slots of one size while the window fits the staging buffer; past that every request shares
- * one buffer (contents are not checked here, only timed). */
-static size_t stride_for(const struct p2p_run *p, size_t size)
+/* Slots of one size while `window` of them fit the staging buffer; past that every request
+ * shares one buffer (contents are not checked here, only timed). */
+static size_t stride_for(const struct p2p_run *p, size_t size, int window)
 {
-    return size * (size_t)p->o->window <= p->bytes ? size : 0;
+    return size * (size_t)window <= p->bytes ? size : 0;
 }
 
 /* `count` messages from rank 0 to rank 1 with the window full; returns seconds. */
@@ -95,7 +95,7 @@ static double stream(struct p2p_run *p, size_t size, int count)
                         .count = count,
                         .window = p->o->window,
                         .base = tx ? p->sbuf : p->rbuf,
-                        .stride = stride_for(p, size),
+                        .stride = stride_for(p, size, p->o->window),
                         .mh = tx ? p->smh : p->rmh,
                         .size = size,
                         .tag = 0};
@@ -132,7 +132,7 @@ static double pingpong(struct p2p_run *p, size_t size, int iters)
                          .count = iters,
                          .window = p->o->ahead,
                          .base = p->rbuf,
-                         .stride = size * (size_t)p->o->ahead <= p->bytes ? size : 0,
+                         .stride = stride_for(p, size, p->o->ahead),
                          .mh = p->rmh,
                          .size = size,
                          .tag = 0};

@@ -42,9 +42,22 @@ void fab_tcp_io_wake(struct fab_ep *ep)
     }
 }
 
+/* Takes one of a lane's locks for the I/O thread. While pollers are active it only tries: the
+ * lock is then held by a poller reading or writing that very lane, and waiting for it would
+ * turn the poller's unlock into a futex wake-up on its data path (measured: the most frequent
+ * futex calls of a 2-rank all-reduce). 0 = not taken: the lane is its holder's this time. */
+static int tcp_io_lock(struct fab_ep *ep, pthread_mutex_t *mu)
+{
+    if (atomic_load(&ep->io_polled))
+        return pthread_mutex_trylock(mu) == 0;
+    pthread_mutex_lock(mu);
+    return 1;
+}
+
 static void tcp_io_send(struct fab_ep *ep, struct tcp_lane *l)
 {
-    pthread_mutex_lock(&l->send_mu);
+    if (!tcp_io_lock(ep, &l->send_mu))
+        return;
     if (l->sq_n)
         fab_tcp_tx_progress(ep, l); /* an error fails the endpoint */
     pthread_mutex_unlock(&l->send_mu);
@@ -131,39 +144,18 @@ static int tcp_io_polled(struct fab_ep *ep)
 }
 
 /* Every lane is read on this pass whether an edge came or not, and what it has queued is
- * written. */
+ * written (while pollers are active, unless one holds the lane: see tcp_io_lock). */
 static void tcp_io_mark_all(struct fab_ep *ep)
 {
     for (int i = 0; i < ep->nlanes; i++) {
         struct tcp_lane *l = &ep->lane[i];
 
-        pthread_mutex_lock(&l->rx_mu);
-        l->rx.ready = 1;
-        l->rx.drained = 0;
-        pthread_mutex_unlock(&l->rx_mu);
-        tcp_io_send(ep, l);
-    }
-}
-
-/* The tick while pollers are active, which only helps out: every lane is read on this pass and
- * what it has queued is written, unless a poller holds the lane's lock, and so is reading or
- * writing it right now. Waiting for that lock would turn the poller's unlock into a futex
- * wake-up on its data path (measured: the most frequent futex calls of a 2-rank all-reduce). */
-static void tcp_io_tick(struct fab_ep *ep)
-{
-    for (int i = 0; i < ep->nlanes; i++) {
-        struct tcp_lane *l = &ep->lane[i];
-
-        if (pthread_mutex_trylock(&l->rx_mu) == 0) {
+        if (tcp_io_lock(ep, &l->rx_mu)) {
             l->rx.ready = 1;
             l->rx.drained = 0;
             pthread_mutex_unlock(&l->rx_mu);
         }
-        if (pthread_mutex_trylock(&l->send_mu) == 0) {
-            if (l->sq_n)
-                fab_tcp_tx_progress(ep, l); /* an error fails the endpoint */
-            pthread_mutex_unlock(&l->send_mu);
-        }
+        tcp_io_send(ep, l);
     }
 }
 
@@ -193,12 +185,12 @@ static void tcp_io_follow_pollers(struct fab_ep *ep)
         if (polled && !tcp_io_polled(ep))
             tcp_io_follow_pollers(ep);
     } else if (polled) {
-        tcp_io_tick(ep);
+        tcp_io_mark_all(ep);
     }
 }
 
 /* Reads every lane an edge was seen on; 1 if one still has data left (budget used up). While
- * pollers are active a lane a poller is reading is left to it (see tcp_io_tick). */
+ * pollers are active a lane a poller is reading is left to it (see tcp_io_lock). */
 static int tcp_io_read_lanes(struct fab_ep *ep)
 {
     int busy = 0;
@@ -206,9 +198,7 @@ static int tcp_io_read_lanes(struct fab_ep *ep)
     for (int i = 0; i < ep->nlanes && tcp_io_healthy(ep); i++) {
         struct tcp_lane *l = &ep->lane[i];
 
-        if (!ep->io_polled)
-            pthread_mutex_lock(&l->rx_mu);
-        else if (pthread_mutex_trylock(&l->rx_mu) != 0)
+        if (!tcp_io_lock(ep, &l->rx_mu))
             continue;
         if (l->rx.ready)
             fab_tcp_rx_service(ep, l);
