@@ -2,7 +2,7 @@
 /* jaccl-coll-perf: CollNet benchmarks through the plugin's ABI, in nccl-tests' columns.
  *
  *   jaccl-coll-perf allreduce|reducescatter|allgather [-N ranks] [-b 128K] [-e 1M] [-f 2] [-L]
- *                   [-n iters] [-w warmup] [-W 1,8] [-a auto|ring|mesh] [-r wires] [-V 11]
+ *                   [-n iters] [-w warmup] [-W 1,8] [-a auto|ring|mesh|rhd] [-r wires] [-V 11]
  *   jaccl-coll-perf ceiling [-N ranks] [-b ..] [-e ..] [-f ..] [-L]
  *
  *   jaccl-coll-perf MODE --rank R --nranks N --root HOST:PORT [options]   one rank per host
@@ -347,7 +347,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: jaccl-coll-perf allreduce|reducescatter|allgather|ceiling [-N ranks] "
                     "[-b min] [-e max] [-f factor] [-L] [-n iters] [-w warmup] [-W w1,w2,..] "
-                    "[-a auto|ring|mesh] [-r wires] [-V 11|8] [-p sleep_us]\n"
+                    "[-a auto|ring|mesh|rhd] [-r wires] [-V 11|8] [-p sleep_us]\n"
                     "  default: 128K .. 1M by 2 (NCCL's CollNet steps), windows 1 and 8; "
                     "-L: 4K .. 256M by 4; -p: sleep between tests (default 0: sched_yield)\n");
     mp_host_usage();

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The collective algorithms (ring, mesh, local) as the core sees them, and the transport they
- * run on as they see it.
+/* The collective algorithms (ring, mesh, recursive halving-doubling, local) as the core sees them,
+ * and the transport they run on as they see it.
  *
  * An operation (struct algo_op) is a geometry (chunks.h) plus two buffers that map logical byte
  * offsets to memory. Algorithms are step functions: algo_*_start once, then algo_*_advance every
@@ -23,7 +23,8 @@
 #define ALGO_SEND_MAX  4 /* sends in flight per stream */
 #define ALGO_SLOTS     2 /* staging slots per receiving stream: pipeline depth */
 
-enum algo_id { ALGO_LOCAL, ALGO_RING, ALGO_MESH };
+enum algo_id { ALGO_LOCAL, ALGO_RING, ALGO_MESH, ALGO_RHD, ALGO_NUM_IDS };
+#define ALGO_RHD_MAX_STEPS 16 /* 2 log2(ALGO_MAX_RANKS) */
 
 /* Memory holding the logical range [base, base + len). */
 struct algo_buf {
@@ -91,20 +92,38 @@ struct algo_mesh_run {
     struct algo_mpeer p[ALGO_MAX_RANKS];
 };
 
+struct algo_hstep {                /* one step of recursive halving-doubling */
+    int peer, prev;                /* partner; the earlier step on the same stream (-1: none) */
+    int reduces;                   /* what arrives is reduced (a reduce-scatter step) */
+    struct algo_range s, r;        /* the ranges sent and received */
+    uint32_t nsend, nrecv;         /* their frames */
+    uint32_t sbase, rbase;         /* stream counters where this step's frames begin */
+    uint32_t sent, posted, proc;   /* relative progress */
+    int8_t slot_of[ALGO_POST_MAX]; /* receive j -> slot, at j % ALGO_POST_MAX (-1: direct) */
+};
+
+struct algo_rhd_run {
+    int T, pt;           /* steps; the step whose receives are processed now */
+    struct algo_buf acc; /* partial sums: the output (all-reduce) or scratch (reduce-scatter) */
+    struct algo_hstep st[ALGO_RHD_MAX_STEPS];
+};
+
 struct algo_run {
     struct algo_op *op;
     int idx; /* run slot: which scratch and own buffer are this run's */
     union {
         struct algo_ring_run ring;
         struct algo_mesh_run mesh;
+        struct algo_rhd_run rhd;
     };
 };
 
 /* choose.c: the algorithm for an operation, identical on every rank for the same call. */
 struct algo_choice {
     int mesh_connected;
-    int force; /* 0 auto, ALGO_RING, ALGO_MESH */
+    int force; /* 0 auto, ALGO_RING, ALGO_MESH, ALGO_RHD */
     size_t mesh_max_bytes;
+    size_t rhd_min_bytes, rhd_max_bytes;
     int mesh_max_ranks;
     int wires;
 };
@@ -133,7 +152,7 @@ struct algo_ops {
     int (*arm)(struct algo_run *run, struct algo_xport *x);
     int (*advance)(struct algo_run *run, struct algo_xport *x, int *progress);
 };
-extern const struct algo_ops algo_ring_ops, algo_mesh_ops, algo_local_ops;
+extern const struct algo_ops algo_ring_ops, algo_mesh_ops, algo_rhd_ops, algo_local_ops;
 const struct algo_ops *algo_ops_of(enum algo_id a);
 
 /* The local chunk into the output, unless it is already there (all-gather; with one rank, the

@@ -5,7 +5,9 @@
 
 const char *algo_name(enum algo_id a)
 {
-    return a == ALGO_RING ? "ring" : a == ALGO_MESH ? "mesh" : "local";
+    static const char *const names[ALGO_NUM_IDS] = {
+            [ALGO_LOCAL] = "local", [ALGO_RING] = "ring", [ALGO_MESH] = "mesh", [ALGO_RHD] = "rhd"};
+    return (unsigned)a < ALGO_NUM_IDS ? names[a] : "?";
 }
 
 const char *algo_kind_name(enum algo_kind k)
@@ -15,25 +17,45 @@ const char *algo_kind_name(enum algo_kind k)
                                      : "allgather";
 }
 
-/* Mesh for small messages in small groups (one exchange step, lowest latency), ring for the
- * rest (bandwidth-optimal, each rank talks to two neighbours only). */
+/* Recursive halving-doubling needs a power-of-two group and a connection to every partner. */
+static int rhd_fits(const struct algo_geom *g, const struct algo_choice *ch)
+{
+    return ch->mesh_connected && algo_pow2(g->nranks);
+}
+
+/* Recursive halving-doubling for mid sizes in power-of-two groups of 4 or more (2 log2 n steps
+ * instead of the ring's 2 (n - 1), the same bytes); the mesh for small messages in small groups
+ * (one exchange step, lowest latency); the ring for the rest (each rank talks to two neighbours
+ * only, on every wire in both directions). */
+static enum algo_id pick(const struct algo_geom *g, const struct algo_choice *ch)
+{
+    size_t total = algo_total(g);
+    if (g->nranks == 1)
+        return ALGO_LOCAL;
+    if (!ch->mesh_connected || ch->force == ALGO_RING)
+        return ALGO_RING;
+    if (ch->force == ALGO_MESH)
+        return ALGO_MESH;
+    if (ch->force == ALGO_RHD)
+        return rhd_fits(g, ch) ? ALGO_RHD : ALGO_RING;
+    int rhd = g->nranks >= 4 && rhd_fits(g, ch) && total <= ch->rhd_max_bytes;
+    if (rhd && total > ch->rhd_min_bytes)
+        return ALGO_RHD;
+    if (total <= ch->mesh_max_bytes && g->nranks <= ch->mesh_max_ranks)
+        return ALGO_MESH;
+    return rhd ? ALGO_RHD : ALGO_RING;
+}
+
 void algo_choose(struct algo_op *op, const struct algo_choice *ch)
 {
     struct algo_geom *g = &op->g;
-    if (g->nranks == 1) {
-        op->algo = ALGO_LOCAL;
-    } else if (!ch->mesh_connected || ch->force == ALGO_RING) {
-        op->algo = ALGO_RING;
-    } else if (ch->force == ALGO_MESH) {
-        op->algo = ALGO_MESH;
-    } else {
-        int small = algo_total(g) <= ch->mesh_max_bytes && g->nranks <= ch->mesh_max_ranks;
-        op->algo = small ? ALGO_MESH : ALGO_RING;
-    }
+    op->algo = pick(g, ch);
     if (op->algo == ALGO_RING)
         algo_geom_ring_shape(g, ch->wires);
     else if (op->algo == ALGO_MESH)
         algo_geom_mesh_shape(g);
+    else if (op->algo == ALGO_RHD)
+        algo_geom_rhd_shape(g);
     op->sig = algo_op_sig(op);
 }
 
@@ -61,5 +83,9 @@ uint32_t algo_op_sig(const struct algo_op *op)
 
 const struct algo_ops *algo_ops_of(enum algo_id a)
 {
-    return a == ALGO_RING ? &algo_ring_ops : a == ALGO_MESH ? &algo_mesh_ops : &algo_local_ops;
+    static const struct algo_ops *const ops[ALGO_NUM_IDS] = {[ALGO_LOCAL] = &algo_local_ops,
+                                                             [ALGO_RING] = &algo_ring_ops,
+                                                             [ALGO_MESH] = &algo_mesh_ops,
+                                                             [ALGO_RHD] = &algo_rhd_ops};
+    return (unsigned)a < ALGO_NUM_IDS ? ops[a] : &algo_local_ops;
 }

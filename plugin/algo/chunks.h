@@ -15,7 +15,14 @@
  *   all-gather     step s, direction 0: send chunk r-s,   receive chunk r-1-s
  * so what a rank sends at step t+1 is exactly what it received at step t, frame for frame.
  *
- * Mesh: every rank exchanges with every peer directly; see algo_mesh_send / algo_mesh_recv. */
+ * Mesh: every rank exchanges with every peer directly; see algo_mesh_send / algo_mesh_recv.
+ *
+ * Recursive halving-doubling (power-of-two nranks = 2^k): the reduce-scatter takes k steps; at
+ * step s rank r pairs with r ^ (n >> (s+1)), keeps the half of its current block of chunks that
+ * holds chunk r and sends the other half, so it ends owning chunk r, as after the ring. The
+ * all-gather walks back: at step j rank r sends the aligned block of 2^j chunks it holds to
+ * r ^ 2^j and receives that rank's block. Blocks are runs of consecutive chunks, so each step
+ * moves one contiguous logical range each way. */
 #ifndef JACCL_ALGO_CHUNKS_H
 #define JACCL_ALGO_CHUNKS_H
 
@@ -87,6 +94,16 @@ int algo_ring_final(const struct algo_geom *g, int t);
 /* The part of the chunk of step t for (d, w): the byte range that lane carries at that step. */
 void algo_ring_part(const struct algo_geom *g, int t, int d, int w, int recv,
                     struct algo_range *out);
+
+/* ---- recursive halving-doubling schedule ---- */
+/* 1 if n is a power of two (>= 1). */
+int algo_pow2(int n);
+int algo_rhd_steps(const struct algo_geom *g);
+/* Step t: the partner, the ranges sent and received; 1 if what arrives is reduced. */
+int algo_rhd_step(const struct algo_geom *g, int t, int *peer, struct algo_range *send,
+                  struct algo_range *recv);
+/* Chooses the frame size for recursive halving-doubling. */
+void algo_geom_rhd_shape(struct algo_geom *g);
 
 /* ---- mesh schedule ---- */
 /* What this rank sends to / receives from `peer`. */

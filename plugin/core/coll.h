@@ -153,7 +153,7 @@ struct coll_comm {
     /* what went through this comm, logged by closeColl (progress thread; read after join) */
     struct {
         uint64_t ops, failed, bytes;
-        uint64_t by_algo[3]; /* enum algo_id */
+        uint64_t by_algo[ALGO_NUM_IDS];
     } stats;
     struct algo_run run[2]; /* run[cur_run] belongs to cur, the other one to nxt */
     int cur_run;

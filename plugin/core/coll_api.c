@@ -42,10 +42,11 @@ static void log_stats(const struct coll_comm *c)
 {
     JINFO(NCCL_NET | NCCL_COLL,
           "CollNet closeColl: rank %d of %d: %llu operation(s), %llu byte(s) through CollNet "
-          "(%llu ring, %llu mesh, %llu local), %llu failed",
+          "(%llu ring, %llu mesh, %llu rhd, %llu local), %llu failed",
           c->rank, c->nranks, (unsigned long long)c->stats.ops, (unsigned long long)c->stats.bytes,
           (unsigned long long)c->stats.by_algo[ALGO_RING],
           (unsigned long long)c->stats.by_algo[ALGO_MESH],
+          (unsigned long long)c->stats.by_algo[ALGO_RHD],
           (unsigned long long)c->stats.by_algo[ALGO_LOCAL], (unsigned long long)c->stats.failed);
 }
 

@@ -11,7 +11,7 @@
 
 static const char *const fabric_choices[] = {"auto", "tcp", "verbs", NULL};
 static const char *const family_choices[] = {"", "AF_INET", "AF_INET6", NULL};
-static const char *const algo_choices[] = {"auto", "ring", "mesh", NULL};
+static const char *const algo_choices[] = {"auto", "ring", "mesh", "rhd", NULL};
 static const char *const qp_type_choices[] = {"uc", "rc", NULL};
 
 /* jaccl-coll-perf allreduce -N 2 -b 4K on a 2-core box: 139 us at 0, 51 at 50, 71 at 200
@@ -83,9 +83,13 @@ static const struct jaccl_param_desc g_params[JP_NUM_PARAMS] = {
         P_STR(JP_ALGO, "NCCL_JACCL_ALGO", "auto", algo_choices, NULL, S_COLL,
               "Collective algorithm. `ring` passes data around a ring of ranks "
               "(bandwidth-optimal for large messages); `mesh` has every rank talk to every "
-              "other one directly (lowest latency for small messages on few ranks); `auto` uses "
-              "the mesh within `NCCL_JACCL_MESH_MAX_BYTES` and `NCCL_JACCL_MESH_MAX_RANKS` and "
-              "the ring otherwise."),
+              "other one directly (lowest latency for small messages on few ranks); `rhd` is "
+              "recursive halving-doubling (Rabenseifner: the ring's bytes in 2 log2 n steps "
+              "instead of 2 (n - 1); power-of-two rank counts only, others use the ring); "
+              "`auto` uses `rhd` between `NCCL_JACCL_RHD_MIN_BYTES` and `NCCL_JACCL_RHD_MAX_BYTES` "
+              "where it can run with 4 or more ranks, else the mesh within "
+              "`NCCL_JACCL_MESH_MAX_BYTES` and `NCCL_JACCL_MESH_MAX_RANKS`, and the ring "
+              "otherwise."),
         P_INT(JP_MESH_MAX_BYTES, "NCCL_JACCL_MESH_MAX_BYTES", 262144, 0, (int64_t)1 << 40, "bytes",
               NULL, S_COLL,
               "With `NCCL_JACCL_ALGO=auto`, messages up to this size use the mesh. `0` = never "
@@ -93,7 +97,20 @@ static const struct jaccl_param_desc g_params[JP_NUM_PARAMS] = {
               "loopback TCP for 2 to 8 ranks (docs/performance.md)."),
         P_INT(JP_MESH_MAX_RANKS, "NCCL_JACCL_MESH_MAX_RANKS", 8, 2, 64, NULL, NULL, S_COLL,
               "With `NCCL_JACCL_ALGO=auto`, the mesh is used only by communicators of at most "
-              "this many ranks (the mesh opens a connection to every other rank)."),
+              "this many ranks (the mesh opens a connection to every other rank). Recursive "
+              "halving-doubling needs the same connections and the same limit."),
+        P_INT(JP_RHD_MIN_BYTES, "NCCL_JACCL_RHD_MIN_BYTES", 16384, 0, (int64_t)1 << 40, "bytes",
+              NULL, S_COLL,
+              "With `NCCL_JACCL_ALGO=auto`, in communicators of 4, 8, 16 ... ranks (at most "
+              "`NCCL_JACCL_MESH_MAX_RANKS`), messages above this size and up to "
+              "`NCCL_JACCL_RHD_MAX_BYTES` use recursive halving-doubling instead of the mesh or "
+              "the ring. The default is the mesh/halving-doubling crossover measured on loopback "
+              "TCP for 4 and 8 ranks (docs/performance.md)."),
+        P_INT(JP_RHD_MAX_BYTES, "NCCL_JACCL_RHD_MAX_BYTES", 4194304, 0, (int64_t)1 << 40, "bytes",
+              NULL, S_COLL,
+              "The upper end of that range: larger messages use the ring. `0` = never use "
+              "recursive halving-doubling automatically. The default is the halving-doubling/ring "
+              "crossover measured on loopback TCP for 4 and 8 ranks (docs/performance.md)."),
         P_INT(JP_COLL_ENABLE, "NCCL_JACCL_COLL_ENABLE", 1, 0, 1, NULL, NULL, S_COLL,
               "`1` offers CollNet (all-reduce, reduce-scatter, all-gather) to NCCL. `0` makes "
               "the CollNet tables report no devices, so only point-to-point is offered. NCCL "

@@ -19,9 +19,11 @@ enum jaccl_param_id {
     JP_TIMEOUT,        /* int: seconds; liveness deadline for every wait */
     JP_MIN_CHUNK,      /* int: bytes; smallest stripe per lane */
     JP_RING_WIRES,     /* int: 1..4 parallel connections per ring direction */
-    JP_ALGO,           /* string: auto | ring | mesh */
+    JP_ALGO,           /* string: auto | ring | mesh | rhd */
     JP_MESH_MAX_BYTES, /* int: auto mode uses the mesh up to this many bytes */
     JP_MESH_MAX_RANKS, /* int: auto mode uses the mesh up to this many ranks */
+    JP_RHD_MIN_BYTES,  /* int: auto mode uses halving-doubling above this many bytes */
+    JP_RHD_MAX_BYTES,  /* int: auto mode uses halving-doubling up to this many bytes */
     JP_COLL_ENABLE,    /* int: 0 = CollNet tables report no devices */
     JP_GID_INDEX,      /* int: -1 = find the RoCE v2 IPv4-mapped GID by content */
     JP_QP_TYPE,        /* string: uc | rc */

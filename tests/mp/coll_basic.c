@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* CollNet correctness through ncclCollNetPlugin_v11: all-reduce, reduce-scatter and all-gather
- * on 2..8 ranks, ring and mesh, 1..4 wires, every type and reduction, counts around every edge
- * (0, 1, fewer than ranks, not divisible by ranks or wires, multi-frame, not a frame multiple),
- * out of place and in place, each checked bit for bit against a rank-order reference, with
- * guard bytes around every buffer and the input checked unchanged. */
+ * on 2..8 ranks, ring, mesh and recursive halving-doubling (6 ranks: its ring fallback), 1..4
+ * wires, every type and reduction, counts around every edge (0, 1, fewer than ranks, not divisible
+ * by ranks or wires, multi-frame, not a frame multiple), out of place and in place, each checked
+ * bit for bit against a rank-order reference, with guard bytes around every buffer and the input
+ * checked unchanged. */
 #include "coll_harness.h"
 
 struct scenario {
@@ -97,7 +98,8 @@ int main(int argc, char **argv)
             {2, 1, "ring", 1}, {2, 4, "mesh", 1}, {3, 2, "ring", 1}, {3, 1, "mesh", 0},
             {4, 4, "ring", 0}, {4, 2, "mesh", 1}, {5, 3, "ring", 0}, {5, 2, "mesh", 0},
             {7, 2, "ring", 0}, {7, 1, "mesh", 0}, {8, 1, "ring", 1}, {8, 2, "mesh", 0},
-            {2, 2, "auto", 0}, {6, 2, "auto", 0},
+            {2, 2, "auto", 0}, {6, 2, "auto", 0}, {4, 1, "rhd", 1},  {8, 2, "rhd", 0},
+            {6, 1, "rhd", 0},  {4, 2, "auto", 0},
     };
     int failed = 0;
     mp_begin("coll_basic", "CollNet results against a rank-order reference");

@@ -472,6 +472,10 @@ int main(int argc, char **argv)
             {"rank 1 closes between operations, mesh", 3, 60, rank_closes_between, "mesh"},
             {"rank 1 closes mid-operation, ring, 8 ranks", 8, 90, rank_closes_mid, "ring"},
             {"rank 1 closes between operations, mesh, 8 ranks", 8, 90, rank_closes_between, "mesh"},
+            {"rank 2 killed, rhd", 4, 60, rank_killed, "rhd"},
+            {"ranks disagree, rhd", 4, 60, rank_mismatch, "rhd"},
+            {"rank 1 closes mid-operation, rhd, 8 ranks", 8, 90, rank_closes_mid, "rhd"},
+            {"rank 1 closes between operations, rhd", 4, 60, rank_closes_between, "rhd"},
     };
     int failed = 0;
     mp_begin("coll_fail", "CollNet: bad input, dead and late peers, idle threads");

@@ -187,7 +187,8 @@ static int rank_main(int rank, int nranks, void *arg)
 int main(int argc, char **argv)
 {
     static const struct scenario sc[] = {
-            {2, 2, "auto"}, {3, 2, "auto"}, {4, 1, "ring"}, {5, 2, "mesh"}, {8, 2, "auto"},
+            {2, 2, "auto"}, {3, 2, "auto"}, {4, 1, "ring"}, {5, 2, "mesh"},
+            {8, 2, "auto"}, {4, 2, "rhd"},  {8, 1, "rhd"},
     };
     int failed = 0;
     mp_begin("coll_stress", "CollNet: operations in flight, queue overflow, large, random data");

@@ -104,6 +104,8 @@ int main(int argc, char **argv)
             {4, 2, 8, "ring"},
             {3, 2, 8, "mesh"},
             {8, 2, 8, "auto"},
+            {4, 1, 11, "rhd"},
+            {8, 2, 8, "rhd"},
             /* NCCL 2.30's table: same calls as v11, so one ring and one mesh suffice */
             {3, 2, 12, "ring"},
             {2, 1, 12, "mesh"},

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Algorithm choice (plugin/algo/choose.c): one rank is a copy, the knobs force ring or mesh,
- * auto takes the mesh within both thresholds only, an unconnected mesh is never chosen, and
+/* Algorithm choice (plugin/algo/choose.c): one rank is a copy, the knobs force ring, mesh or
+ * halving-doubling, auto takes the mesh within both thresholds, halving-doubling above it for
+ * power-of-two groups of 4 or more within its own threshold, an unconnected mesh is never
+ * chosen, and
  * the operation's signature is the same on every rank and differs between operations. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +19,7 @@ static struct algo_choice auto_choice(void)
                                 .force = 0,
                                 .mesh_max_bytes = 65536,
                                 .mesh_max_ranks = 8,
+                                .rhd_max_bytes = 0,
                                 .wires = 2};
 }
 
@@ -48,6 +51,36 @@ static void test_choice(void **state)
     assert_int_equal(pick(2, 1, &ch), ALGO_RING);
 }
 
+static void test_choice_rhd(void **state)
+{
+    (void)state;
+    struct algo_choice ch = auto_choice();
+    ch.rhd_min_bytes = 16384;
+    ch.rhd_max_bytes = 1 << 20;
+    assert_int_equal(pick(4, 4096, &ch), ALGO_MESH);   /* 16 KiB: the mesh */
+    assert_int_equal(pick(4, 4097, &ch), ALGO_RHD);    /* then halving-doubling */
+    assert_int_equal(pick(4, 16385, &ch), ALGO_RHD);   /* above the mesh's range too */
+    assert_int_equal(pick(8, 262144, &ch), ALGO_RHD);  /* 1 MiB: still */
+    assert_int_equal(pick(8, 262145, &ch), ALGO_RING); /* one element more: ring */
+    assert_int_equal(pick(2, 100000, &ch), ALGO_RING); /* 2 ranks: the ring is as short */
+    assert_int_equal(pick(6, 100000, &ch), ALGO_RING); /* not a power of two */
+    assert_int_equal(pick(2, 1000, &ch), ALGO_MESH);   /* 2 ranks: the mesh's range as before */
+    assert_int_equal(pick(8, 100, &ch), ALGO_MESH);
+    ch.mesh_max_bytes = 0; /* no mesh: halving-doubling below its minimum too */
+    assert_int_equal(pick(8, 100, &ch), ALGO_RHD);
+    ch.mesh_max_bytes = 65536;
+    ch.force = ALGO_RHD;
+    assert_int_equal(pick(2, 10, &ch), ALGO_RHD);
+    assert_int_equal(pick(8, 1u << 26, &ch), ALGO_RHD);
+    assert_int_equal(pick(5, 10, &ch), ALGO_RING);
+    assert_int_equal(pick(1, 10, &ch), ALGO_LOCAL);
+    ch.mesh_connected = 0; /* no connection to the partners */
+    assert_int_equal(pick(4, 100000, &ch), ALGO_RING);
+    ch.force = 0;
+    assert_int_equal(pick(4, 100000, &ch), ALGO_RING);
+    assert_string_equal(algo_name(ALGO_RHD), "rhd");
+}
+
 /* The signature covers the call, not the rank. */
 static void test_signature(void **state)
 {
@@ -74,6 +107,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_choice),
+            cmocka_unit_test(test_choice_rhd),
             cmocka_unit_test(test_signature),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -581,6 +581,8 @@ static enum algo_id algo_of(const struct tcase *tc, int j)
 {
     if (tc->n == 1)
         return ALGO_LOCAL;
+    if (tc->algo == ALGO_RHD && !algo_pow2(tc->n))
+        return ALGO_RING; /* as algo_choose: halving-doubling needs a power of two */
     if (tc->mixed && j == 1)
         return tc->algo == ALGO_RING ? ALGO_MESH : ALGO_RING;
     return tc->algo;
@@ -594,6 +596,8 @@ static void shape(const struct tcase *tc, int j, struct algo_op *op)
         algo_geom_ring_shape(g, tc->wires);
     else if (op->algo == ALGO_MESH)
         algo_geom_mesh_shape(g);
+    else if (op->algo == ALGO_RHD)
+        algo_geom_rhd_shape(g);
     if (tc->shape && op->algo == ALGO_RING) {
         g->ndirs = 2;
         g->nwires = tc->wires;
@@ -628,7 +632,7 @@ static void op_setup(struct world *w, const struct tcase *tc, int j, struct opda
         od->out_len[r] = out.len;
         od->saved[r] = malloc(in.len + 1);
         assert_non_null(od->saved[r]);
-        gen(tc->d, op->algo == ALGO_RING, &rng, od->saved[r], in.len);
+        gen(tc->d, op->algo != ALGO_MESH, &rng, od->saved[r], in.len);
         /* In place: the rank buffer is the window buffer at the rank's chunk. */
         size_t big = in.len > out.len ? in.len : out.len;
         char *b = malloc(big + 1);
@@ -690,8 +694,9 @@ static void op_check_free(const struct world *w, const struct tcase *tc, int j, 
 {
     for (int r = 0; check && r < tc->n; r++)
         check_rank(w, tc, j, od, r);
-    /* The mesh's promise: every rank holds the same bits (all-reduce: the same vector). */
-    if (check && algo_of(tc, j) == ALGO_MESH && tc->kind == ALGO_ALLREDUCE)
+    /* The promise of the mesh and of halving-doubling: every rank holds the same bits. */
+    enum algo_id a = algo_of(tc, j);
+    if (check && (a == ALGO_MESH || a == ALGO_RHD) && tc->kind == ALGO_ALLREDUCE)
         for (int r = 1; r < tc->n; r++)
             assert_memory_equal(od->out[0], od->out[r], od->out_len[0]);
     for (int r = 0; r < tc->n; r++) {
@@ -762,8 +767,10 @@ static void sweep(enum algo_id algo, enum algo_kind kind)
     unsigned runs = 0;
     for (int n = 1; n <= MAXR; n++)
         for (int wires = 1; wires <= ALGO_MAX_WIRES; wires++) {
-            if (algo == ALGO_MESH && wires > 2)
-                continue; /* the mesh uses lane 0 only */
+            if (algo != ALGO_RING && wires > 2)
+                continue; /* the mesh and halving-doubling use lane 0 only */
+            if (algo == ALGO_RHD && !algo_pow2(n))
+                continue;
             for (int cls = 0; cls < NCLASSES; cls++)
                 for (uint64_t seed = 1; seed <= NSEEDS; seed++) {
                     struct tcase tc = {.algo = algo,
@@ -785,7 +792,7 @@ static void sweep(enum algo_id algo, enum algo_kind kind)
 /* A larger case in the plugin's own shape: frames of ALGO_FRAME_MIN, several per part. */
 static void big(enum algo_id algo, enum algo_kind kind)
 {
-    for (int n = 2; n <= 5; n += 3) {
+    for (int n = 2; n <= 8; n += algo == ALGO_RHD ? 6 : 3) {
         struct tcase tc = {.algo = algo,
                            .kind = kind,
                            .n = n,
@@ -833,14 +840,33 @@ static void test_mesh_allgather(void **state)
     big(ALGO_MESH, ALGO_ALLGATHER);
 }
 
+static void test_rhd_allreduce(void **state)
+{
+    sweep(ALGO_RHD, ALGO_ALLREDUCE);
+    big(ALGO_RHD, ALGO_ALLREDUCE);
+}
+
+static void test_rhd_reducescatter(void **state)
+{
+    sweep(ALGO_RHD, ALGO_REDUCESCATTER);
+    big(ALGO_RHD, ALGO_REDUCESCATTER);
+}
+
+static void test_rhd_allgather(void **state)
+{
+    sweep(ALGO_RHD, ALGO_ALLGATHER);
+    big(ALGO_RHD, ALGO_ALLGATHER);
+}
+
 /* The stall detector itself: with one rank never running, its peers must end up with nothing
  * to do (bounded credits and slots), and the run must say so instead of finishing or spinning. */
 static void test_frozen_rank_stalls(void **state)
 {
-    for (int a = 0; a < 2; a++)
+    static const enum algo_id algos[] = {ALGO_RING, ALGO_MESH, ALGO_RHD};
+    for (int a = 0; a < 3; a++)
         for (int n = 2; n <= 4; n++)
             for (int frozen = 0; frozen < n; frozen++) {
-                struct tcase tc = {.algo = a ? ALGO_MESH : ALGO_RING,
+                struct tcase tc = {.algo = algos[a],
                                    .kind = ALGO_ALLREDUCE,
                                    .n = n,
                                    .wires = 2,
@@ -852,16 +878,18 @@ static void test_frozen_rank_stalls(void **state)
             }
 }
 
-/* Ring then mesh, and mesh then ring, on the same streams: the second operation posts while
- * the first finishes, and each counts only its own events on the shared lane 0. */
+/* Ring then mesh, mesh then ring, halving-doubling then ring, on the same streams: the second
+ * operation posts while the first finishes, and each counts only its own events on the shared lane
+ * 0. */
 static void test_mixed_algorithms(void **state)
 {
-    for (int a = 0; a < 2; a++)
+    static const enum algo_id algos[] = {ALGO_RING, ALGO_MESH, ALGO_RHD};
+    for (int a = 0; a < 3; a++)
         for (int kind = 0; kind < 3; kind++)
             for (int n = 2; n <= MAXR; n++)
                 for (int wires = 1; wires <= ALGO_MAX_WIRES; wires += 3)
                     for (int cls = 1; cls < NCLASSES; cls++) {
-                        struct tcase tc = {.algo = a ? ALGO_MESH : ALGO_RING,
+                        struct tcase tc = {.algo = algos[a],
                                            .kind = (enum algo_kind)kind,
                                            .n = n,
                                            .wires = wires,
@@ -880,7 +908,9 @@ int main(void)
             cmocka_unit_test(test_ring_allreduce),     cmocka_unit_test(test_ring_reducescatter),
             cmocka_unit_test(test_ring_allgather),     cmocka_unit_test(test_mesh_allreduce),
             cmocka_unit_test(test_mesh_reducescatter), cmocka_unit_test(test_mesh_allgather),
-            cmocka_unit_test(test_mixed_algorithms),   cmocka_unit_test(test_frozen_rank_stalls),
+            cmocka_unit_test(test_rhd_allreduce),      cmocka_unit_test(test_rhd_reducescatter),
+            cmocka_unit_test(test_rhd_allgather),      cmocka_unit_test(test_mixed_algorithms),
+            cmocka_unit_test(test_frozen_rank_stalls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -78,7 +78,7 @@ static void test_close_counts(void **state)
     assert_int_equal(jaccl_coll_close_listen(lc), ncclSuccess);
     assert_int_equal(g_nstats, 1);
     assert_non_null(strstr(g_stats, "rank 0 of 1: 3 operation(s), 12288 byte(s) through "
-                                    "CollNet (0 ring, 0 mesh, 3 local), 0 failed"));
+                                    "CollNet (0 ring, 0 mesh, 0 rhd, 3 local), 0 failed"));
     jaccl_finalize(ctx);
     jaccl_log_set(NULL);
 }
