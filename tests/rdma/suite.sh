@@ -43,8 +43,8 @@ export JACCL_TEST_PEER_MATCH=10.77.0.
 # progress thread makes a moving target). It runs on tcp in every other suite.
 P2P_VERBS="badhandle basic close_inflight close_order early_send inflight localfail peerdeath preload regmr truncate"
 # CollNet scenario lists (indices into each test's table of scenarios).
-COLL_UC="basic:0,1,2,3,4,5,6,7,9,10,12,13 fail window:0,1,3,4,5,7,8 stress:0,1,2"
-COLL_RC="basic:0,1,2,4,5,12 fail:2,3 window:0,4"
+COLL_UC="basic:0,1,2,3,4,5,6,7,9,10,12,13,14 fail window:0,1,3,4,5,7,8,10 stress:0,1,2"
+COLL_RC="basic:0,1,2,4,5,12,14 fail:2,3 window:0,4"
 COLL_LOSS="basic:0,1,4,5"
 STEP_TMO=${RDMA_STEP_TIMEOUT:-1500} # CollNet on UC took 678 s alone, 900+ on a loaded host
 pass=0
