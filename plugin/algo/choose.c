@@ -17,14 +17,9 @@ const char *algo_kind_name(enum algo_kind k)
                                      : "allgather";
 }
 
-/* Recursive halving-doubling needs a power-of-two group and a connection to every partner. */
-static int rhd_fits(const struct algo_geom *g, const struct algo_choice *ch)
-{
-    return ch->mesh_connected && algo_pow2(g->nranks);
-}
-
 /* Recursive halving-doubling for mid sizes in power-of-two groups of 4 or more (2 log2 n steps
- * instead of the ring's 2 (n - 1), the same bytes); the mesh for small messages in small groups
+ * instead of the ring's 2 (n - 1), the same bytes; like the mesh, it needs every pair
+ * connected); the mesh for small messages in small groups
  * (one exchange step, lowest latency); the ring for the rest (each rank talks to two neighbours
  * only, on every wire in both directions). */
 static enum algo_id pick(const struct algo_geom *g, const struct algo_choice *ch)
@@ -37,8 +32,8 @@ static enum algo_id pick(const struct algo_geom *g, const struct algo_choice *ch
     if (ch->force == ALGO_MESH)
         return ALGO_MESH;
     if (ch->force == ALGO_RHD)
-        return rhd_fits(g, ch) ? ALGO_RHD : ALGO_RING;
-    int rhd = g->nranks >= 4 && rhd_fits(g, ch) && total <= ch->rhd_max_bytes;
+        return algo_pow2(g->nranks) ? ALGO_RHD : ALGO_RING;
+    int rhd = g->nranks >= 4 && algo_pow2(g->nranks) && total <= ch->rhd_max_bytes;
     if (rhd && total > ch->rhd_min_bytes)
         return ALGO_RHD;
     if (total <= ch->mesh_max_bytes && g->nranks <= ch->mesh_max_ranks)

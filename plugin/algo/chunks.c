@@ -130,6 +130,15 @@ void algo_geom_ring_shape(struct algo_geom *g, int wires)
     g->frame = algo_frame_class(cb / (size_t)(g->ndirs * g->nwires), ALGO_FRAMES_SLICE);
 }
 
+/* The smallest power-of-two frame from ALGO_FRAME_MIN that holds m bytes, at most cap. */
+static size_t frame_holding(size_t m, size_t cap)
+{
+    size_t f = ALGO_FRAME_MIN;
+    while (f < m && f < cap)
+        f *= 2;
+    return f;
+}
+
 void algo_geom_mesh_shape(struct algo_geom *g)
 {
     /* The largest message any rank sends to any peer: the same number on every rank, so that
@@ -137,10 +146,8 @@ void algo_geom_mesh_shape(struct algo_geom *g)
      * beyond, frames are the largest class not above it (measured: fewer, larger frames beat
      * deeper pipelining over TCP, where every frame costs wake-ups on both sides). */
     size_t m = g->kind == ALGO_ALLREDUCE ? algo_total(g) : algo_chunk_max(g);
-    size_t f = ALGO_FRAME_MIN;
-    while (f < m && f < 64 * 1024)
-        f *= 2;
-    g->frame = m <= 64 * 1024 ? f : algo_frame_class(m, ALGO_FRAMES_SLICE);
+    g->frame =
+            m <= 64 * 1024 ? frame_holding(m, 64 * 1024) : algo_frame_class(m, ALGO_FRAMES_SLICE);
 }
 
 /* ---- ring ---- */
@@ -253,10 +260,7 @@ void algo_geom_rhd_shape(struct algo_geom *g)
     /* A step in one frame where it fits: the longest step moves n/2 chunks. Measured on
      * loopback TCP, 4 and 8 ranks: a frame per chunk (deeper pipelining) was 1.1 - 1.4 x slower
      * from 128 KiB to 4 MiB, as for the mesh (every frame costs wake-ups on both sides). */
-    size_t m = algo_chunk_max(g) * (size_t)(g->nranks / 2), f = ALGO_FRAME_MIN;
-    while (f < m && f < ALGO_FRAME_MAX)
-        f *= 2;
-    g->frame = f;
+    g->frame = frame_holding(algo_chunk_max(g) * (size_t)(g->nranks / 2), ALGO_FRAME_MAX);
 }
 
 /* ---- mesh ---- */
