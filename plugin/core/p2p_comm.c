@@ -361,6 +361,7 @@ static ncclResult_t close_comm(void *comm, uint32_t kind, const char *what)
     struct p2p_comm *c = (struct p2p_comm *)jaccl_comm_take(comm, kind, what);
     if (!c)
         return jaccl_err_to_nccl(-EBADF);
+    p2p_linger(c);
     p2p_comm_free(c);
     return ncclSuccess;
 }

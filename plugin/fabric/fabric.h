@@ -184,6 +184,14 @@ struct fab_ops {
     int (*ep_local_info)(struct fab_ep *ep, void *buf, size_t cap); /* returns bytes used */
     int (*ep_connect)(struct fab_ep *ep, const void *peer_info, size_t len, const int *socks,
                       int nsocks);
+    /* Before ep_close, where the comm ended normally (every request of ours done): returns once
+     * the peer has every byte we sent, or the endpoint failed, or that stalled (bounded by the
+     * liveness timeout). A send completes once its bytes are in our kernel, and NCCL closes a
+     * comm as soon as its own requests are done; a socket closed with bytes still queued
+     * answers the next byte from the peer (a heartbeat, a CTS) with a reset that drops them,
+     * and the peer would lose the tail of a message that completed here. Not for an abort:
+     * there the close is what tells the peer, and must not wait. */
+    void (*ep_linger)(struct fab_ep *ep);
     /* Flushes outstanding work (FAB_WC_FLUSHED completions are not delivered after close). */
     void (*ep_close)(struct fab_ep *ep);
     /* 0 while healthy; else the fab_wc_status that broke it, with a reason for WARNs. */
@@ -204,6 +212,15 @@ const char *fab_wc_status_str(enum fab_wc_status s);
 
 /* Closes a connected socket without resetting it over bytes that arrived unread. */
 void fab_sock_close_drained(int fd);
+
+/* For ep_linger: sleeps until the peer's TCP has acknowledged every byte written to fds, or
+ * the endpoint behind b failed, or limit_ns passed, or acknowledgements stalled for
+ * FAB_LINGER_STALL_NS (a peer that stopped reading). Whoever reads the sockets keeps reading. */
+#define FAB_LINGER_STALL_NS 2000000000ull
+struct fab_ep_base;
+void fab_sock_wait_acked(const int *fds, int n, uint64_t limit_ns, const struct fab_ep_base *b);
+/* Bytes written to fds that the peer has not acknowledged yet (0 for UNIX sockets). */
+long fab_sock_unacked_sum(const int *fds, int n);
 
 /* ---- The registry (fabric.c): which back end serves this process ----
  *

@@ -155,8 +155,10 @@ both() {
     rank "$name" 1 "$secs" "$@"
     wait_pair
     say "$name: rank 0 exit $rc0, rank 1 exit $rc1, $((SECONDS - t0)) s"
+    local why="a rank failed"
+    if [ "$rc0" = 124 ] || [ "$rc1" = 124 ]; then why="a rank timed out (exit 124)"; fi
     [ "$rc0" = 0 ] && [ "$rc1" = 0 ]
-    verdict "$name" $? "a rank failed (exit 124: it timed out)"
+    verdict "$name" $? "$why"
 }
 
 # Waits until both ranks of NAME have joined the rendezvous and SECS more seconds passed.

@@ -920,6 +920,55 @@ static void test_close_in_flight(void **state)
     free(rbuf);
 }
 
+static void *close_ep_thread(void *arg)
+{
+    F->ep_linger(arg);
+    F->ep_close(arg);
+    return NULL;
+}
+
+/* NCCL closes a comm as soon as its own sends completed, and a send completes once its bytes
+ * are in our kernel. Here the close happens while most of a message still sits in our socket
+ * and the peer then sends a byte (a heartbeat, a CTS): a plain close() would answer that byte
+ * with a reset that drops the queued bytes. ep_linger must hold on until the peer has them:
+ * the peer reads every byte and then a clean end of stream, never ECONNRESET. */
+static void test_close_delivers_queued_bytes(void **state)
+{
+    enum { SZ = 512 << 10 };
+    struct fab_ep_attr a = attr_of(1, 4, 0);
+    int raw, s, small = 16 << 10, big = 4 << 20;
+    unsigned char *buf = malloc(SZ), sink[65536];
+    struct fab_domain *dom;
+    struct fab_cq *cq;
+    struct fab_ep *ep;
+    size_t total = 0;
+    pthread_t th;
+    ssize_t n;
+
+    fill(buf, SZ, 3);
+    tcp_pair(&raw, &s);
+    assert_int_equal(setsockopt(raw, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
+    assert_int_equal(setsockopt(s, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big)), 0);
+    assert_int_equal(F->domain_open(0, &dom), 0);
+    assert_int_equal(F->cq_create(dom, 4, &cq), 0);
+    assert_int_equal(F->ep_create(dom, cq, &a, &ep), 0);
+    assert_int_equal(F->ep_connect(ep, NULL, 0, &s, 1), 0);
+    assert_int_equal(F->post_send(ep, 0, buf, SZ, NULL, 9), 0);
+    expect_wc(cq, FAB_WC_SEND, FAB_WC_OK, 9, SZ);
+    assert_int_equal(pthread_create(&th, NULL, close_ep_thread, ep), 0);
+    msleep(50);                                /* the close has begun */
+    assert_int_equal(send(raw, "h", 1, 0), 1); /* reaches a lingering (or closed) socket */
+    while ((n = recv(raw, sink, sizeof(sink), 0)) > 0)
+        total += (size_t)n;
+    assert_int_equal(n, 0); /* end of stream, not a reset */
+    assert_int_equal(total, sizeof(struct tcp_hdr) + SZ);
+    pthread_join(th, NULL);
+    close(raw);
+    F->cq_destroy(cq);
+    F->domain_close(dom);
+    free(buf);
+}
+
 /* A peer that never reads: the socket fills, the lane's queue fills, the next post says so. */
 static void test_queue_full(void **state)
 {
@@ -1113,6 +1162,7 @@ int main(void)
             cmocka_unit_test(test_liveness_silent_peer),
             cmocka_unit_test(test_heartbeats_keep_alive),
             cmocka_unit_test(test_close_in_flight),
+            cmocka_unit_test(test_close_delivers_queued_bytes),
             cmocka_unit_test(test_queue_full),
             cmocka_unit_test(test_cq_wait_timeout),
             cmocka_unit_test(test_cq_wait_wakes),

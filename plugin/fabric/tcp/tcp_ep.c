@@ -169,6 +169,20 @@ int fab_tcp_ep_connect(struct fab_ep *ep, const void *peer_info, size_t len, con
     return 0;
 }
 
+/* The I/O thread goes on reading and writing meanwhile: sends still queued go out, and what
+ * the peer sends is taken as usual. */
+void fab_tcp_ep_linger(struct fab_ep *ep)
+{
+    int fds[FAB_MAX_LANES];
+
+    if (!ep || !ep->thread_started)
+        return;
+    for (int i = 0; i < ep->nlanes; i++)
+        fds[i] = ep->lane[i].fd;
+    fab_sock_wait_acked(fds, ep->nlanes, ep->liveness_ns ? ep->liveness_ns : TCP_LINGER_NS,
+                        &ep->base);
+}
+
 void fab_tcp_ep_close(struct fab_ep *ep)
 {
     if (!ep)

@@ -38,6 +38,9 @@
 #define TCP_RX_POLL_BUDGET (256u << 10)
 /* A heartbeat that found its lane being written looks again this much later. */
 #define TCP_HB_RETRY_NS 1000000ull
+/* How long a close waits for the peer to acknowledge our last bytes when no liveness timeout
+ * bounds it already. */
+#define TCP_LINGER_NS 10000000000ull
 
 /* ---- devices (tcp_dev.c) ---- */
 int fab_tcp_init(void);
@@ -159,6 +162,7 @@ int fab_tcp_ep_create(struct fab_domain *dom, struct fab_cq *cq, const struct fa
 int fab_tcp_ep_local_info(struct fab_ep *ep, void *buf, size_t cap);
 int fab_tcp_ep_connect(struct fab_ep *ep, const void *peer_info, size_t len, const int *socks,
                        int nsocks);
+void fab_tcp_ep_linger(struct fab_ep *ep);
 void fab_tcp_ep_close(struct fab_ep *ep);
 int fab_tcp_ep_error(struct fab_ep *ep, const char **reason);
 

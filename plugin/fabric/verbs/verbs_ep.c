@@ -267,6 +267,17 @@ static void ep_last_acks(struct fab_ep *ep)
     pthread_mutex_unlock(&ep->mu);
 }
 
+/* Our sends completed on the peer's ACKs already; what must still reach the peer are our ACKs
+ * of its last sends, on the side socket, which the domain's progress thread goes on serving. */
+void fab_verbs_ep_linger(struct fab_ep *ep)
+{
+    if (!ep)
+        return;
+    ep_last_acks(ep); /* the side socket is -1 until connected: nothing to wait for then */
+    fab_sock_wait_acked(&ep->side.fd, 1, ep->liveness_ns ? ep->liveness_ns : VB_LINGER_NS,
+                        &ep->base);
+}
+
 void fab_verbs_ep_close(struct fab_ep *ep)
 {
     struct fab_domain *dom;
