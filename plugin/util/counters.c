@@ -24,6 +24,7 @@ static const char *const g_names[JACCL_CNT_NUM] = {
         [JACCL_CNT_RECVMSG_POLL] = "recvmsg_poll", [JACCL_CNT_EPOLL_WAKE] = "epoll_wake",
         [JACCL_CNT_EVENTFD_WAKE] = "eventfd_wake", [JACCL_CNT_CQ_SIGNAL] = "cq_signal",
         [JACCL_CNT_STAGE_BYTES] = "stage_bytes",   [JACCL_CNT_HANDOFF] = "io_handoff",
+        [JACCL_CNT_POLL_READY] = "poll_ready",
 };
 
 /* `tmpl` with every %p replaced by the pid (several ranks on one host share a template).

@@ -22,6 +22,7 @@ enum jaccl_counter {
     JACCL_CNT_CQ_SIGNAL,    /* condition-variable broadcasts to cq_wait sleepers */
     JACCL_CNT_STAGE_BYTES,  /* payload bytes copied out of a receive staging buffer */
     JACCL_CNT_HANDOFF,      /* an I/O thread switched between reading and leaving it to pollers */
+    JACCL_CNT_POLL_READY,   /* readiness checks (epoll_wait, timeout 0) by a thread polling a CQ */
     JACCL_CNT_NUM
 };
 

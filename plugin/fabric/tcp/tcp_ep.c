@@ -56,6 +56,8 @@ static void tcp_ep_free(struct fab_ep *ep, int nlanes)
         close(ep->epfd);
     if (ep->wakefd >= 0)
         close(ep->wakefd);
+    if (ep->pollfd >= 0)
+        close(ep->pollfd);
     pthread_mutex_destroy(&ep->mu);
     free(ep);
 }
@@ -79,7 +81,7 @@ int fab_tcp_ep_create(struct fab_domain *dom, struct fab_cq *cq, const struct fa
     ep->tclass = attr->tclass;
     ep->liveness_ns = attr->liveness_ns;
     fab_ep_base_init(&ep->base, attr->peer_desc);
-    ep->epfd = ep->wakefd = -1;
+    ep->epfd = ep->wakefd = ep->pollfd = -1;
     ep->fail_lane = -1;
     pthread_mutex_init(&ep->mu, NULL);
     for (int i = 0; i < attr->nlanes; i++) {

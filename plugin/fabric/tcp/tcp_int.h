@@ -144,6 +144,10 @@ struct fab_ep {
     int fail_lane;   /* the lane that broke, flushed first; -1 = none in particular */
     atomic_int stop; /* ep_close asks the I/O thread to leave */
     int epfd, wakefd;
+    /* The pollers' own view of the lanes: level-triggered EPOLLIN on every lane, so one
+     * epoll_wait (timeout 0) tells a poller which lanes have bytes, instead of one recvmsg per
+     * lane that mostly finds none (tcp_io.c, fab_tcp_ep_drive). -1 until connected. */
+    int pollfd;
     int thread_started;
     pthread_t thread;
     _Atomic uint64_t last_rx_ns; /* written by whichever thread read data */

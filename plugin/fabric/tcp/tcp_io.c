@@ -239,22 +239,53 @@ static int tcp_drive_send(struct fab_ep *ep, struct tcp_lane *l)
     return moved;
 }
 
+/* Lanes whose socket has bytes (or an error or EOF) right now, one bit each: one
+ * level-triggered epoll_wait instead of a recvmsg per lane. With a single lane the recvmsg is
+ * the check, and costs no more: every lane counts as ready. */
+static uint32_t tcp_drive_ready(struct fab_ep *ep)
+{
+    struct epoll_event ev[FAB_MAX_LANES];
+    uint32_t ready = 0;
+    int n;
+
+    if (ep->nlanes == 1)
+        return 1;
+    n = epoll_wait(ep->pollfd, ev, ep->nlanes, 0);
+    jaccl_count(JACCL_CNT_POLL_READY, 1);
+    if (n < 0)
+        return (1u << ep->nlanes) - 1; /* EINTR, say: read them all, as without the check */
+    for (int i = 0; i < n; i++)
+        ready |= 1u << ev[i].data.u32;
+    return ready;
+}
+
+/* Work on the lane that needs no byte from the socket (under rx_mu): bytes already staged in
+ * user space, or a message whose payload landed in full when the read budget ran out (it
+ * completes on the next service; skipping it would leave it to the I/O thread's tick). */
+static int tcp_lane_pending(const struct tcp_lane *l)
+{
+    return l->rx.off < l->rx.end || (l->rx.in_msg && l->rx.got == l->rx.msg.len);
+}
+
 int fab_tcp_ep_drive(struct fab_cq_src *src)
 {
     struct fab_ep *ep = (struct fab_ep *)((char *)src - offsetof(struct fab_ep, src));
+    uint32_t ready;
     int moved = 0;
 
     /* Crowded CPUs: a poller may be preempted for a whole time slice, so the I/O thread keeps
      * listening (crowd.h); the poller still reads whatever it finds first. */
     atomic_store_explicit(&ep->last_drive_ns, jaccl_cpu_crowded() ? 0 : jaccl_now_ns(),
                           memory_order_relaxed);
+    ready = tcp_drive_ready(ep);
     for (int i = 0; i < ep->nlanes && tcp_io_healthy(ep); i++) {
         struct tcp_lane *l = &ep->lane[i];
 
         moved += tcp_drive_send(ep, l);
         if (pthread_mutex_trylock(&l->rx_mu) != 0)
             continue; /* the I/O thread (or another poller) is reading it right now */
-        if (!l->rx.eof && tcp_lane_expects(l)) {
+        /* A lane with nothing in its socket and nothing staged is skipped: no empty recvmsg. */
+        if (!l->rx.eof && ((ready & (1u << i)) || tcp_lane_pending(l)) && tcp_lane_expects(l)) {
             /* Edges go to the I/O thread, so only a read can tell whether bytes are there. */
             l->rx.drained = 0;
             l->rx.polling = 1;
@@ -313,6 +344,13 @@ static int tcp_io_watch(struct fab_ep *ep, int fd, uint32_t tag, uint32_t events
     return epoll_ctl(ep->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
+static int tcp_poll_watch(struct fab_ep *ep, int lane)
+{
+    struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)lane};
+
+    return epoll_ctl(ep->pollfd, EPOLL_CTL_ADD, ep->lane[lane].fd, &ev) ? -errno : 0;
+}
+
 /* The lanes' fds are set; creates the epoll set and the thread (with every signal blocked, so
  * the application's handlers keep running on its own threads). */
 int fab_tcp_io_start(struct fab_ep *ep)
@@ -322,11 +360,14 @@ int fab_tcp_io_start(struct fab_ep *ep)
 
     ep->epfd = epoll_create1(EPOLL_CLOEXEC);
     ep->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (ep->epfd < 0 || ep->wakefd < 0)
+    ep->pollfd = epoll_create1(EPOLL_CLOEXEC);
+    if (ep->epfd < 0 || ep->wakefd < 0 || ep->pollfd < 0)
         return -errno;
     rc = tcp_io_watch(ep, ep->wakefd, TCP_WAKE_TAG, EPOLLIN);
     for (int i = 0; i < ep->nlanes && rc == 0; i++)
         rc = tcp_io_watch(ep, ep->lane[i].fd, (uint32_t)i, TCP_EV_EDGE);
+    for (int i = 0; i < ep->nlanes && rc == 0; i++)
+        rc = tcp_poll_watch(ep, i);
     if (rc)
         return rc;
     atomic_store(&ep->last_rx_ns, jaccl_now_ns());
