@@ -214,13 +214,13 @@ const char *fab_wc_status_str(enum fab_wc_status s);
 void fab_sock_close_drained(int fd);
 
 /* For ep_linger: sleeps until the peer's TCP has acknowledged every byte written to fds, or
- * the endpoint behind b failed, or limit_ns passed, or acknowledgements stalled for
- * FAB_LINGER_STALL_NS (a peer that stopped reading). Whoever reads the sockets keeps reading. */
+ * the endpoint behind b failed, or limit_ns passed (0: FAB_LINGER_NS; callers pass their
+ * liveness timeout), or acknowledgements stalled for FAB_LINGER_STALL_NS (a peer that stopped
+ * reading). Whoever reads the sockets keeps reading. */
 #define FAB_LINGER_STALL_NS 2000000000ull
+#define FAB_LINGER_NS       10000000000ull
 struct fab_ep_base;
 void fab_sock_wait_acked(const int *fds, int n, uint64_t limit_ns, const struct fab_ep_base *b);
-/* Bytes written to fds that the peer has not acknowledged yet (0 for UNIX sockets). */
-long fab_sock_unacked_sum(const int *fds, int n);
 
 /* ---- The registry (fabric.c): which back end serves this process ----
  *

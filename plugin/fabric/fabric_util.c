@@ -10,20 +10,7 @@
 
 #include "fabric/ep_base.h"
 #include "fabric/fabric.h"
-
-/* Reads and drops what the socket holds right now (1 MiB at most): 1 if the peer has closed it
- * or it is in error (nothing more to wait for), else 0. */
-static int sock_discard(int fd)
-{
-    char sink[4096];
-    int budget = 256;
-    ssize_t n;
-
-    do {
-        n = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
-    } while ((n > 0 || (n < 0 && errno == EINTR)) && --budget > 0);
-    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
-}
+#include "util/clock.h"
 
 /* close() on a socket with unread bytes resets the connection, and a reset throws away what
  * our kernel still holds for the peer: data a send already completed on (TCP), or the last
@@ -32,20 +19,16 @@ static int sock_discard(int fd)
  * get its reset (ep_linger beforehand is what makes that harmless). */
 void fab_sock_close_drained(int fd)
 {
+    char sink[4096];
+    ssize_t n;
+    int budget = 256; /* 1 MiB at most */
+
     if (fd < 0)
         return;
-    sock_discard(fd);
+    do {
+        n = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+    } while ((n > 0 || (n < 0 && errno == EINTR)) && --budget > 0);
     close(fd);
-}
-
-/* Real time, not jaccl_now_ns(): the wait is for the kernel, and a test's frozen clock must
- * not turn a close into a hang. */
-static uint64_t linger_now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* Bytes the peer has not acknowledged yet (the FIN counts one); 0 where that cannot be known
@@ -60,7 +43,7 @@ static long sock_unacked(int fd)
     return ioctl(fd, SIOCOUTQ, &out) == 0 ? out : 0;
 }
 
-long fab_sock_unacked_sum(const int *fds, int n)
+static long sock_unacked_sum(const int *fds, int n)
 {
     long total = 0;
 
@@ -71,16 +54,17 @@ long fab_sock_unacked_sum(const int *fds, int n)
 
 void fab_sock_wait_acked(const int *fds, int n, uint64_t limit_ns, const struct fab_ep_base *b)
 {
-    uint64_t start = linger_now_ns(), moved = start, now;
+    uint64_t start = jaccl_mono_ns(), moved = start, now;
     struct timespec nap = {0, 1000000};
     long left, last = -1;
 
-    while (fab_ep_base_status(b) == FAB_WC_OK && (left = fab_sock_unacked_sum(fds, n)) > 0) {
-        now = linger_now_ns();
+    while (fab_ep_base_status(b) == FAB_WC_OK && (left = sock_unacked_sum(fds, n)) > 0) {
+        now = jaccl_mono_ns();
         if (left != last)
             moved = now;
         last = left;
-        if (now - start >= limit_ns || now - moved >= FAB_LINGER_STALL_NS)
+        if (now - start >= (limit_ns ? limit_ns : FAB_LINGER_NS) ||
+            now - moved >= FAB_LINGER_STALL_NS)
             return;            /* the peer stopped reading: ep_close drops the rest */
         nanosleep(&nap, NULL); /* acknowledgements raise no event to wait for */
         nap.tv_nsec = nap.tv_nsec < 8000000 ? nap.tv_nsec * 2 : nap.tv_nsec;

@@ -14,15 +14,18 @@ void jaccl_clock_set(jaccl_clock_fn fn)
     atomic_store_explicit(&g_test_clock, fn, memory_order_release);
 }
 
-uint64_t jaccl_now_ns(void)
+uint64_t jaccl_mono_ns(void)
 {
-    jaccl_clock_fn fn = atomic_load_explicit(&g_test_clock, memory_order_acquire);
-    if (fn != NULL)
-        return fn();
     struct timespec ts;
     /* CLOCK_MONOTONIC: deadlines must not jump when NTP or an admin changes the wall clock. */
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t jaccl_now_ns(void)
+{
+    jaccl_clock_fn fn = atomic_load_explicit(&g_test_clock, memory_order_acquire);
+    return fn != NULL ? fn() : jaccl_mono_ns();
 }
 
 int jaccl_poll_ms(uint64_t deadline_ns, uint64_t now_ns, int cap_ms)

@@ -10,6 +10,9 @@ typedef uint64_t (*jaccl_clock_fn)(void);
 
 /* Nanoseconds from CLOCK_MONOTONIC unless a test clock is installed. */
 uint64_t jaccl_now_ns(void);
+/* CLOCK_MONOTONIC always, for waits on the kernel that a test's frozen clock must not turn
+ * into hangs. */
+uint64_t jaccl_mono_ns(void);
 /* Install a test clock; NULL restores the real one. Not thread-safe: call before any comm. */
 void jaccl_clock_set(jaccl_clock_fn fn);
 

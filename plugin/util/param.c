@@ -152,8 +152,8 @@ static const struct jaccl_param_desc g_params[JP_NUM_PARAMS] = {
         P_STR(JP_DEBUG_COUNTERS, "NCCL_JACCL_DEBUG_COUNTERS", "", NULL, NULL, S_PROGRESS,
               "Counts the data path's system calls (sendmsg, recvmsg by the I/O thread and by "
               "pollers, pollers' readiness checks), wake-ups (epoll returns, eventfd writes, "
-              "condition-variable signals) "
-              "and bytes copied through receive staging buffers, process-wide, with one relaxed "
+              "condition-variable signals) and bytes copied through receive staging buffers, "
+              "process-wide, with one relaxed "
               "atomic add each. Empty or `0` = not counted. `1` = count and log the totals (INFO "
               "NET) when the fabric shuts down. Any other value is a file path: the counters "
               "live in a shared mapping of that file, created (mode 0600) when the fabric "

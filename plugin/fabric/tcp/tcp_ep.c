@@ -181,8 +181,7 @@ void fab_tcp_ep_linger(struct fab_ep *ep)
         return;
     for (int i = 0; i < ep->nlanes; i++)
         fds[i] = ep->lane[i].fd;
-    fab_sock_wait_acked(fds, ep->nlanes, ep->liveness_ns ? ep->liveness_ns : TCP_LINGER_NS,
-                        &ep->base);
+    fab_sock_wait_acked(fds, ep->nlanes, ep->liveness_ns, &ep->base);
 }
 
 void fab_tcp_ep_close(struct fab_ep *ep)

@@ -38,9 +38,6 @@
 #define TCP_RX_POLL_BUDGET (256u << 10)
 /* A heartbeat that found its lane being written looks again this much later. */
 #define TCP_HB_RETRY_NS 1000000ull
-/* How long a close waits for the peer to acknowledge our last bytes when no liveness timeout
- * bounds it already. */
-#define TCP_LINGER_NS 10000000000ull
 
 /* ---- devices (tcp_dev.c) ---- */
 int fab_tcp_init(void);

@@ -286,7 +286,7 @@ int fab_tcp_ep_drive(struct fab_cq_src *src)
             continue; /* the I/O thread (or another poller) is reading it right now */
         /* A lane with nothing in its socket and nothing staged is skipped: no empty recvmsg. */
         if (!l->rx.eof && ((ready & (1u << i)) || tcp_lane_pending(l)) && tcp_lane_expects(l)) {
-            /* Edges go to the I/O thread, so only a read can tell whether bytes are there. */
+            /* The readiness check said bytes are there (edges go to the I/O thread). */
             l->rx.drained = 0;
             l->rx.polling = 1;
             int r = fab_tcp_rx_service(ep, l);

@@ -274,8 +274,7 @@ void fab_verbs_ep_linger(struct fab_ep *ep)
     if (!ep)
         return;
     ep_last_acks(ep); /* the side socket is -1 until connected: nothing to wait for then */
-    fab_sock_wait_acked(&ep->side.fd, 1, ep->liveness_ns ? ep->liveness_ns : VB_LINGER_NS,
-                        &ep->base);
+    fab_sock_wait_acked(&ep->side.fd, 1, ep->liveness_ns, &ep->base);
 }
 
 void fab_verbs_ep_close(struct fab_ep *ep)
