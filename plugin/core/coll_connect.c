@@ -16,6 +16,7 @@
 #include "core/registry.h"
 #include "core/state.h"
 #include "util/clock.h"
+#include "util/crowd.h"
 #include "util/log.h"
 #include "util/param.h"
 
@@ -70,6 +71,22 @@ static int decode_all(struct coll_connect_state *x, void **handles, int nranks, 
     if (*me < 0)
         JWARN("CollNet connect: this rank's own handle is not among the %d handles", nranks);
     return *me < 0 ? -EINVAL : 0;
+}
+
+/* Ranks whose handle carries this rank's IP address: those sharing its host, and its CPUs. */
+static int host_ranks(const struct jaccl_handle *hs, int nranks, int me)
+{
+    const union jaccl_sockaddr *a = &hs[me].addr;
+    int n = 0;
+    for (int i = 0; i < nranks; i++) {
+        const union jaccl_sockaddr *b = &hs[i].addr;
+        if (b->sa.sa_family != a->sa.sa_family)
+            continue;
+        n += a->sa.sa_family == AF_INET ? b->sin.sin_addr.s_addr == a->sin.sin_addr.s_addr
+                                        : memcmp(&b->sin6.sin6_addr, &a->sin6.sin6_addr,
+                                                 sizeof(a->sin6.sin6_addr)) == 0;
+    }
+    return n;
 }
 
 static void choose(struct coll_comm *c)
@@ -267,6 +284,11 @@ static int cx_init(struct coll_connect_state *x, void **handles, int nranks)
     x->c = coll_comm_new(x->l->h->hdr.dev, nranks, me, x->l->wires);
     if (!x->c)
         return -ENOMEM;
+    /* How crowded this host's CPUs are by our own ranks (the TCP pollers' hand-off, crowd.h). */
+    int local = host_ranks(x->hs, nranks, me);
+    jaccl_cpu_note_host_ranks(local);
+    JINFO(NCCL_INIT, "CollNet rank %d: %d of %d ranks on this host, %d CPUs usable", me, local,
+          nranks, jaccl_cpus_usable());
     choose(x->c);
     x->setup = coll_setup(x->c);
     return 0;

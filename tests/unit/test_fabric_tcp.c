@@ -25,6 +25,7 @@
 #include "fabric/tcp/tcp_int.h"
 #include "fabric/tcp/tcp_wire.h"
 #include "util/clock.h"
+#include "util/crowd.h"
 #include "util/log.h"
 #include "util/param.h"
 
@@ -969,6 +970,85 @@ static void test_close_delivers_queued_bytes(void **state)
     free(buf);
 }
 
+/* ---- who reads: pollers or the I/O thread (util/crowd.h) ---- */
+
+/* Polls cq without ever waiting in cq_wait (whose quiet() hands the reads back) until wr_id
+ * completes, 100 us apart; 1, or 0 after 5 s. */
+static int poll_for(struct fab_cq *cq, uint64_t wr_id)
+{
+    struct timespec gap = {.tv_nsec = 100000};
+    uint64_t dl = jaccl_now_ns() + 5000 * MS;
+    struct fab_wc wc;
+
+    while (jaccl_now_ns() < dl) {
+        if (F->cq_poll(cq, &wc, 1) == 1) {
+            assert_int_equal(wc.status, FAB_WC_OK);
+            if (wc.wr_id == wr_id)
+                return 1;
+        }
+        nanosleep(&gap, NULL);
+    }
+    return 0;
+}
+
+/* One message of len bytes from ep[0] to ep[1], received by polling ep[1]'s CQ. */
+static void exchange(struct pair *p, unsigned char *src, unsigned char *dst, size_t len,
+                     uint64_t id)
+{
+    fill(src, len, (unsigned)id);
+    assert_int_equal(F->post_recv(p->ep[1], 0, dst, len, NULL, id), 0);
+    assert_int_equal(F->post_send(p->ep[0], 0, src, len, NULL, id), 0);
+    assert_int_equal(poll_for(p->cq[1], id), 1);
+    assert_int_equal(poll_for(p->cq[0], id), 1);
+    assert_memory_equal(dst, src, len);
+}
+
+/* Small exchanges until ep[1]'s I/O thread shows `polled` (1: the pollers read), or 2 s. */
+static int reads_go_to(struct pair *p, unsigned char *src, unsigned char *dst, int polled,
+                       uint64_t *id)
+{
+    uint64_t dl = jaccl_now_ns() + 2000 * MS;
+
+    while (jaccl_now_ns() < dl) {
+        exchange(p, src, dst, 64, (*id)++);
+        if (atomic_load(&p->ep[1]->io_polled) == polled)
+            return 1;
+    }
+    return 0;
+}
+
+/* A crowded machine whose crowd is our own few ranks: pollers take the reads over while the
+ * messages are small, hand them back to the I/O thread for a large one, and take them again
+ * once large ones stop. Too many ranks per CPU: the I/O thread keeps them. */
+static void test_crowded_reads_follow_size(void **state)
+{
+    enum { BIG = 1 << 20 };
+    unsigned char *src = malloc(BIG), *dst = malloc(BIG);
+    uint64_t id = 1;
+    struct pair p;
+
+    jaccl_cpu_crowd_force(1);
+    jaccl_cpu_note_host_ranks(1);
+    pair_open(&p, 2, 8, 0);
+    assert_true(reads_go_to(&p, src, dst, 1, &id));
+    assert_int_equal(atomic_load(&p.ep[1]->big_rx_ns), 0); /* 64-byte messages only so far */
+    exchange(&p, src, dst, BIG, id++);
+    assert_true(atomic_load(&p.ep[1]->big_rx_ns) > 0);
+    assert_true(reads_go_to(&p, src, dst, 0, &id)); /* within the hand-off tick */
+    msleep(5);                                      /* no large message since */
+    assert_true(reads_go_to(&p, src, dst, 1, &id));
+    jaccl_cpu_note_host_ranks(2 * jaccl_cpus_usable() + 1);
+    assert_true(reads_go_to(&p, src, dst, 0, &id));
+    for (int i = 0; i < 50; i++) /* and it stays there */
+        exchange(&p, src, dst, 64, id++);
+    assert_int_equal(atomic_load(&p.ep[1]->io_polled), 0);
+    pair_close(&p);
+    jaccl_cpu_crowd_force(-1);
+    jaccl_cpu_note_host_ranks(0);
+    free(src);
+    free(dst);
+}
+
 /* A peer that never reads: the socket fills, the lane's queue fills, the next post says so. */
 static void test_queue_full(void **state)
 {
@@ -1163,6 +1243,7 @@ int main(void)
             cmocka_unit_test(test_heartbeats_keep_alive),
             cmocka_unit_test(test_close_in_flight),
             cmocka_unit_test(test_close_delivers_queued_bytes),
+            cmocka_unit_test(test_crowded_reads_follow_size),
             cmocka_unit_test(test_queue_full),
             cmocka_unit_test(test_cq_wait_timeout),
             cmocka_unit_test(test_cq_wait_wakes),

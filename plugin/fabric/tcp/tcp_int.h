@@ -36,6 +36,9 @@
 /* The same for a poller: its caller (a test() loop, a collective's progress thread) has other
  * work, and the I/O thread, woken by the same data, carries on with a large message. */
 #define TCP_RX_POLL_BUDGET (256u << 10)
+/* On a crowded machine, an endpoint that carried a message above this size within the last
+ * TCP_HANDOFF_NS keeps its reads on the I/O thread (jaccl_cpu_poller_owns in util/crowd.h). */
+#define TCP_OWN_MAX_MSG (256u << 10)
 /* A heartbeat that found its lane being written looks again this much later. */
 #define TCP_HB_RETRY_NS 1000000ull
 
@@ -152,6 +155,7 @@ struct fab_ep {
     struct fab_cq_src src;       /* inline progress from cq_poll; attached while connected */
     int src_attached;
     _Atomic uint64_t last_drive_ns; /* when a poller last drove it (tcp_io.c: hand-off) */
+    _Atomic uint64_t big_rx_ns;     /* when a message above TCP_OWN_MAX_MSG last began */
     atomic_int io_polled; /* EPOLLIN is off, pollers read (written by the I/O thread only) */
     struct tcp_lane lane[];
 };

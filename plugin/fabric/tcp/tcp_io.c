@@ -267,15 +267,25 @@ static int tcp_lane_pending(const struct tcp_lane *l)
     return l->rx.off < l->rx.end || (l->rx.in_msg && l->rx.got == l->rx.msg.len);
 }
 
+/* Whether this poll takes the reads over from the I/O thread. On crowded CPUs mostly not: a
+ * poller may be preempted for a whole time slice, so the I/O thread keeps listening
+ * (jaccl_cpu_poller_owns says when it may still); the poller reads whatever it finds first. */
+static int tcp_drive_owns(struct fab_ep *ep, uint64_t now)
+{
+    uint64_t big = atomic_load_explicit(&ep->big_rx_ns, memory_order_relaxed);
+
+    /* now < big: stamped by another thread after `now` was read, so just now. */
+    return jaccl_cpu_poller_owns(big != 0 && (now < big || now - big < TCP_HANDOFF_NS));
+}
+
 int fab_tcp_ep_drive(struct fab_cq_src *src)
 {
     struct fab_ep *ep = (struct fab_ep *)((char *)src - offsetof(struct fab_ep, src));
+    uint64_t now = jaccl_now_ns();
     uint32_t ready;
     int moved = 0;
 
-    /* Crowded CPUs: a poller may be preempted for a whole time slice, so the I/O thread keeps
-     * listening (crowd.h); the poller still reads whatever it finds first. */
-    atomic_store_explicit(&ep->last_drive_ns, jaccl_cpu_crowded() ? 0 : jaccl_now_ns(),
+    atomic_store_explicit(&ep->last_drive_ns, tcp_drive_owns(ep, now) ? now : 0,
                           memory_order_relaxed);
     ready = tcp_drive_ready(ep);
     for (int i = 0; i < ep->nlanes && tcp_io_healthy(ep); i++) {

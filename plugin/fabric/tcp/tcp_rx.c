@@ -97,6 +97,8 @@ static int tcp_rx_begin(struct fab_ep *ep, struct tcp_lane *l)
     }
     if (rx->msg.op == TCP_OP_HEARTBEAT)
         return 0;
+    if (rx->msg.len > TCP_OWN_MAX_MSG)
+        atomic_store_explicit(&ep->big_rx_ns, jaccl_now_ns(), memory_order_relaxed);
     if (rx->msg.op == TCP_OP_WRITE_IMM && tcp_rx_check_write(ep, l, &rx->msg))
         return -1;
     if (tcp_rx_pop(l)) {
