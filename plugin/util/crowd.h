@@ -23,9 +23,9 @@ void jaccl_cpu_note_host_ranks(int n);
  * crowd is this host's own ranks, at most two per usable CPU (each rank's poller yields to the
  * other's, so it is back within microseconds), and only while the endpoint carries no large
  * message (big_recent: one landed lately), whose copy gains from the I/O thread running beside
- * the poller. Measured on 2 cores, 8 operations in flight: 4 ranks, 128 - 512 KiB, 20 - 45 %
- * faster than leaving every read to the I/O thread; 1 MiB all-reduce 12 % slower when even
- * its 256 KiB steps were read by the pollers; 8 ranks slower at every size. */
+ * the poller. Measured on 2 cores, 8 operations in flight (docs/performance.md): 4 ranks,
+ * 128 - 512 KiB, 10 - 40 % faster than leaving every read to the I/O thread, 1 MiB and up equal;
+ * pollers reading the large messages too made 1 MiB 36 % slower, and 8 ranks up to 5 x. */
 int jaccl_cpu_poller_owns(int big_recent);
 
 #endif
