@@ -217,10 +217,6 @@ void coll_x_nxt_begins(struct coll_comm *c);
 void coll_x_check_left(struct coll_comm *c);
 /* Sends goodbyes not sent yet; returns how many peers have not said theirs. */
 int coll_x_bye(struct coll_comm *c);
-/* 1 once every connected peer's goodbye was sent and its send completed. */
-int coll_x_byes_out(const struct coll_comm *c);
-/* ep_linger on every connected link: our bytes reach the peers before the close. */
-void coll_x_linger_all(struct coll_comm *c);
 /* Marks the comm broken (first cause wins: one WARN), closes every endpoint; returns the
  * failure that stands (err: a negative code of core/err.h). */
 int coll_fail(struct coll_comm *c, int err, const char *fmt, ...)

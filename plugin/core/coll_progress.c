@@ -64,13 +64,8 @@ static void warn_if_stuck(struct coll_comm *c)
     c->cur_warn *= 2;
 }
 
-/* closeColl: whatever is still queued is abandoned. Every peer gets a goodbye with our final
- * send counts, so that one that still wants something from us fails at once with a WARN that
- * says we left. We do not wait for the peers' goodbyes: a peer may close much later, or not at
- * all while it waits on us (an abort), and would keep us for the whole liveness timeout. What a
- * peer still finishing an operation needs is every byte we sent for it, and those are with it
- * once ep_linger returns (our sends completed earlier; the linger covers what our kernel still
- * holds, and on verbs our last acknowledgements of the peer's sends). */
+/* closeColl: whatever is still queued is abandoned; peers get a goodbye and we wait for
+ * theirs, so nobody's connections close under an operation it is still finishing. */
 static void say_goodbye(struct coll_comm *c)
 {
     uint64_t deadline = jaccl_deadline_ns(jaccl_timeout_ns());
@@ -79,13 +74,9 @@ static void say_goodbye(struct coll_comm *c)
         int waiting = coll_x_bye(c);
         if (!waiting)
             return;
-        if (coll_x_byes_out(c)) {
-            coll_x_linger_all(c);
-            return;
-        }
         if (jaccl_expired(deadline)) {
-            JINFO(NCCL_NET, "CollNet rank %d: goodbyes to %d peer(s) not sent within the timeout",
-                  c->rank, waiting);
+            JINFO(NCCL_NET, "CollNet rank %d: %d peer(s) did not close within the timeout", c->rank,
+                  waiting);
             return;
         }
         c->ops->cq_wait(c->cq, jaccl_now_ns() + IDLE_SLICE_NS / 10);

@@ -498,23 +498,6 @@ int coll_x_bye(struct coll_comm *c)
     return waiting;
 }
 
-int coll_x_byes_out(const struct coll_comm *c)
-{
-    for (int li = 0; li < c->nlinks; li++) {
-        const struct coll_link *l = &c->links[li];
-        if (l->ep && l->peer >= 0 && (!l->bye_sent || l->tx_done != l->tx_posted))
-            return 0;
-    }
-    return 1;
-}
-
-void coll_x_linger_all(struct coll_comm *c)
-{
-    for (int li = 0; li < c->nlinks; li++)
-        if (c->links[li].ep && c->links[li].peer >= 0)
-            c->ops->ep_linger(c->links[li].ep);
-}
-
 const struct algo_xport_ops coll_xport_ops = {
         .wires = x_wires,
         .can_send = x_can_send,

@@ -189,9 +189,8 @@ struct fab_ops {
      * liveness timeout). A send completes once its bytes are in our kernel, and NCCL closes a
      * comm as soon as its own requests are done; a socket closed with bytes still queued
      * answers the next byte from the peer (a heartbeat, a CTS) with a reset that drops them,
-     * and the peer would lose the tail of a message that completed here. Not for a p2p
-     * abort: there the close is what tells the peer, and must not wait (a CollNet comm tells
-     * its peers with a goodbye first, so it lingers even when it aborts). */
+     * and the peer would lose the tail of a message that completed here. Not for an abort:
+     * there the close is what tells the peer, and must not wait. */
     void (*ep_linger)(struct fab_ep *ep);
     /* Flushes outstanding work (FAB_WC_FLUSHED completions are not delivered after close). */
     void (*ep_close)(struct fab_ep *ep);

@@ -283,13 +283,7 @@ static int victim_closes(struct cn *n, void **req, int mid)
         ok &= MP_CHECK(!done, "req[1] done while the others never issued theirs");
     }
     mp_flag_set(1, CLOSE_FLAG, 1);
-    /* The others are alive and idle, waiting for this close: it must not wait for their
-     * goodbyes, which would take the whole liveness timeout. */
-    long tmo = mp_env_long("NCCL_JACCL_TIMEOUT", 3);
-    double t0 = mp_now();
     ok &= MP_OK(cn_close(n, n->cc)); /* with req[1] in flight when mid */
-    double took = mp_now() - t0;
-    ok &= MP_CHECK(took < (double)tmo / 2, "closeColl took %.1f s (timeout %ld s)", took, tmo);
     n->cc = NULL;
     mp_flag_set(1, CLOSE_FLAG, 2);
     cn_unload(n);
