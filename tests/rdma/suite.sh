@@ -8,8 +8,8 @@
 # every step's full log is kept in $BUILD/rdma-logs/.
 #
 # Emulated CPUs make the shared suites about ten times slower than on TCP (every one of them,
-# for UC and RC and again under loss, takes 35 minutes), so to keep this suite near 25 minutes
-# (26 minutes on 2026-12-03, UC CollNet alone 11):
+# for UC and RC and again under loss, takes 35 minutes), so to keep this suite near 30 minutes
+# (30 minutes on 2026-12-03, UC CollNet alone 15):
 #   UC (the default QP type)  every point-to-point test but p2p_lifetime; every CollNet test, but the scenarios
 #                             of 5 to 8 ranks only in part (one ring and one mesh of 7 or 8
 #                             ranks, two of 5 and 6 in coll_basic; none in window and stress);
