@@ -87,7 +87,11 @@ struct coll_link {
     uint64_t peer_seq; /* latest operation the peer said it runs, and its signature */
     uint32_t peer_sig;
     int bye_sent, bye_rcvd;
-    uint32_t peer_sent[ALGO_MAX_PARTS]; /* the peer's final send counts, once bye_rcvd */
+    /* The peer's send counts are final: it said goodbye, or its connection went down. */
+    int final;
+    uint32_t peer_sent[ALGO_MAX_PARTS]; /* the peer's final send counts, once final */
+    int down_rc;    /* the connection went down (not after a goodbye): what that means */
+    char down[128]; /* and why, for the WARN of an operation that still needs the peer */
 };
 
 enum coll_req_state { COLL_REQ_FREE = 0, COLL_REQ_QUEUED, COLL_REQ_DONE };
@@ -215,7 +219,8 @@ void coll_x_check_sig(struct coll_comm *c, const struct coll_req *q);
 void coll_x_nxt_begins(struct coll_comm *c);
 /* Fails the comm if cur waits for a receive that a peer who closed its comm never sent. */
 void coll_x_check_left(struct coll_comm *c);
-/* Sends goodbyes not sent yet; returns how many peers have not said theirs. */
+/* Sends goodbyes not sent yet; returns to how many connected peers ours is not out yet (not
+ * posted, or its send not completed). */
 int coll_x_bye(struct coll_comm *c);
 /* Marks the comm broken (first cause wins: one WARN), closes every endpoint; returns the
  * failure that stands (err: a negative code of core/err.h). */

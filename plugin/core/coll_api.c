@@ -50,9 +50,9 @@ static void log_stats(const struct coll_comm *c)
           (unsigned long long)c->stats.by_algo[ALGO_LOCAL], (unsigned long long)c->stats.failed);
 }
 
-/* The progress thread says goodbye to every peer and waits for theirs (NCCL_JACCL_TIMEOUT at
- * most) before it leaves: a rank that is done must not close its connections under a peer that
- * is still receiving. After the join nothing touches the comm but us. */
+/* The progress thread says goodbye to every peer (say_goodbye in coll_progress.c) and leaves
+ * without waiting for theirs; the endpoints' close hands our last bytes to the background.
+ * After the join nothing touches the comm but us. */
 ncclResult_t jaccl_coll_close(void *collComm)
 {
     struct coll_comm *c = coll_handle_take(collComm, COMM_COLL, "CollNet closeColl");

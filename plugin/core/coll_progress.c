@@ -64,22 +64,28 @@ static void warn_if_stuck(struct coll_comm *c)
     c->cur_warn *= 2;
 }
 
-/* closeColl: whatever is still queued is abandoned; peers get a goodbye and we wait for
- * theirs, so nobody's connections close under an operation it is still finishing. */
+/* closeColl: whatever is still queued is abandoned. Every peer gets a goodbye with our final
+ * counts, so one that still needs something from us fails at once with a WARN saying we left,
+ * and one that does not is not failed by our connections closing (link_down in coll_xport.c).
+ * We wait for our goodbyes' sends only (at once on TCP; the peer's fabric acknowledges them on
+ * verbs), at most FAB_LINGER_STALL_NS, never for the peers' goodbyes: a peer may close much
+ * later, or not at all while it waits on us (an abort). The endpoints' close then ends each
+ * connection in order (fabric.h, ep_close): our bytes still reach the peers, in the
+ * background. */
 static void say_goodbye(struct coll_comm *c)
 {
-    uint64_t deadline = jaccl_deadline_ns(jaccl_timeout_ns());
+    uint64_t deadline = jaccl_deadline_ns(FAB_LINGER_STALL_NS);
     while (jaccl_sticky_status(&c->fail) == 0) {
         coll_x_poll(c);
         int waiting = coll_x_bye(c);
         if (!waiting)
             return;
         if (jaccl_expired(deadline)) {
-            JINFO(NCCL_NET, "CollNet rank %d: %d peer(s) did not close within the timeout", c->rank,
-                  waiting);
+            JINFO(NCCL_NET, "CollNet rank %d: goodbyes to %d peer(s) not out after %.0f s", c->rank,
+                  waiting, (double)FAB_LINGER_STALL_NS / 1e9);
             return;
         }
-        c->ops->cq_wait(c->cq, jaccl_now_ns() + IDLE_SLICE_NS / 10);
+        c->ops->cq_wait(c->cq, jaccl_now_ns() + IDLE_SLICE_NS / 100);
     }
 }
 

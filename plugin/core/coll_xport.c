@@ -35,15 +35,38 @@ static int x_wires(const struct algo_xport *x)
     return xport_ccomm(x)->wires;
 }
 
-/* The peer of link l closed its comm and this rank's running operation still needs it: the
- * operation can never complete, so it fails now instead of waiting for a timeout. */
+/* A peer that closed its comm, if any: a connection going down after it most likely did so
+ * because of it (its other peers give up on the group and close), so the WARN names it too. */
+static const struct coll_link *left_peer(const struct coll_comm *c)
+{
+    for (int i = 0; i < c->nlinks; i++)
+        if (c->links[i].bye_rcvd && c->links[i].peer >= 0)
+            return &c->links[i];
+    return NULL;
+}
+
+/* The peer of link l is gone (its goodbye, or its connection went down) and this rank's
+ * running operation still needs it: the operation can never complete, so it fails now instead
+ * of waiting for a timeout. */
 static int peer_left(struct coll_comm *c, const struct coll_link *l, const char *what, int lane)
 {
-    return coll_fail(
-            c, -ECONNRESET,
-            "rank %d (%s) closed its comm, but this rank's collective #%llu still needs to %s "
-            "it on lane %d",
-            l->peer, l->desc, c->cur ? (unsigned long long)c->cur->seq : 0ull, what, lane);
+    unsigned long long seq = c->cur ? (unsigned long long)c->cur->seq : 0ull;
+    const struct coll_link *left = left_peer(c);
+    if (!l->down[0])
+        return coll_fail(c, -ECONNRESET,
+                         "rank %d (%s) closed its comm, but this rank's collective #%llu still "
+                         "needs to %s it on lane %d",
+                         l->peer, l->desc, seq, what, lane);
+    if (left && left != l)
+        return coll_fail(c, l->down_rc,
+                         "connection to rank %d (%s) went down (%s) after rank %d (%s) closed "
+                         "its comm, but this rank's collective #%llu still needs to %s it on "
+                         "lane %d",
+                         l->peer, l->desc, l->down, left->peer, left->desc, seq, what, lane);
+    return coll_fail(c, l->down_rc,
+                     "connection to rank %d (%s) went down (%s), but this rank's collective "
+                     "#%llu still needs to %s it on lane %d",
+                     l->peer, l->desc, l->down, seq, what, lane);
 }
 
 /* Callers ask only when they want to send (or post) the next message of an operation. Once
@@ -54,7 +77,7 @@ static int x_can_send(struct algo_xport *x, int peer, int lane)
     struct coll_comm *c = xport_comm(x);
     struct coll_link *l = &c->links[coll_x_link(c, peer, lane, 0)];
     struct coll_stream *s = &l->s[lane];
-    if (l->bye_rcvd && s->granted == s->sent) { /* its grants are final: no receive is coming */
+    if (l->final && s->granted == s->sent) { /* its grants are final: no receive is coming */
         if (!(c->nxt && c->nxt_armed))
             peer_left(c, l, "send to", lane);
         return 0;
@@ -67,7 +90,7 @@ static int x_can_recv(struct algo_xport *x, int peer, int lane)
     struct coll_comm *c = xport_comm(x);
     struct coll_link *l = &c->links[coll_x_link(c, peer, lane, 1)];
     struct coll_stream *s = &l->s[lane];
-    if (l->bye_rcvd && (int32_t)(s->posted - l->peer_sent[lane]) >= 0) {
+    if (l->final && (int32_t)(s->posted - l->peer_sent[lane]) >= 0) {
         if (!c->nxt) /* else nxt asks: cur posted all its receives before nxt began */
             peer_left(c, l, "receive from", lane); /* it sent its last message already */
         return 0;
@@ -140,10 +163,10 @@ static int post_failed(struct coll_comm *c, struct coll_link *l, int rc, const c
                      l->peer, l->desc, rc);
 }
 
-/* The endpoint was closed after the peer's goodbye (or by a failure already recorded). */
+/* The endpoint was closed: the peer is gone (link_down), or a failure is already recorded. */
 static int link_closed(struct coll_comm *c, const struct coll_link *l, const char *what, int lane)
 {
-    if (l->bye_rcvd)
+    if (l->final)
         return peer_left(c, l, what, lane);
     return coll_fail(c, -ECONNRESET, "connection to rank %d (%s) is closed", l->peer, l->desc);
 }
@@ -212,51 +235,42 @@ int coll_fail(struct coll_comm *c, int err, const char *fmt, ...)
     return err;
 }
 
-/* A peer that closed its comm, if any: a link failing after it most likely failed because of
- * it (its other peers give up on the group and close), so the WARN names it as the cause. */
-static const struct coll_link *left_peer(const struct coll_comm *c)
-{
-    for (int i = 0; i < c->nlinks; i++)
-        if (c->links[i].bye_rcvd && c->links[i].peer >= 0)
-            return &c->links[i];
-    return NULL;
-}
-
-static void link_failed(struct coll_comm *c, struct coll_link *l, const struct fab_wc *wc)
-{
-    const char *why;
-    int rc = jaccl_wc_failure(c->ops, l->ep, wc->status, &why);
-    const struct coll_link *left = left_peer(c);
-    if (l->bye_rcvd)
-        coll_fail(c, rc,
-                  "rank %d (%s) closed its comm, and its connection went down with messages "
-                  "in flight: %s",
-                  l->peer, l->desc, why);
-    else if (left)
-        coll_fail(c, rc,
-                  "connection to rank %d (%s) failed: %s, after rank %d (%s) closed its comm",
-                  l->peer, l->desc, why, left->peer, left->desc);
-    else
-        coll_fail(c, rc, "connection to rank %d (%s) failed: %s", l->peer, l->desc, why);
-}
-
 /* ---- completions ---- */
 
-/* A link whose peer said goodbye, or any link once we close: it owes us nothing, so its
- * connection going down (the peer closing its sockets) is not a failure. */
+/* A link that owes us nothing more: its peer is gone, or we close. */
 static int link_done(struct coll_comm *c, const struct coll_link *l)
 {
-    return l->bye_rcvd || atomic_load(&c->closing);
+    return l->final || atomic_load(&c->closing);
 }
 
-/* Nothing in flight on l: every receive landed and every send completed. A link going down
- * after the peer's goodbye with messages still in flight lost them: that fails the comm. */
-static int link_settled(const struct coll_comm *c, const struct coll_link *l)
+/* The link's connection went down: the peer closed it (after its goodbye, or failing its own
+ * next operation), died, or broke it. Everything that landed before is good, nothing more
+ * will come, and nothing we send can arrive: the link is closed, what landed becomes the
+ * peer's final count, our sends in flight are done with, and only an operation that still
+ * needs the peer fails (coll_x_check_left now, x_can_send and x_can_recv as it asks). So one
+ * rank leaving never fails an operation that every rank had finished sending for, however
+ * slow this rank is to finish it. */
+static void link_down(struct coll_comm *c, struct coll_link *l, const struct fab_wc *wc)
 {
-    for (int i = 0; i < c->ndata; i++)
-        if (l->s[i].posted != l->s[i].landed || l->s[i].sent != l->s[i].sdone)
-            return 0;
-    return 1;
+    const char *why = NULL;
+    if (!atomic_load(&c->closing) && !l->bye_rcvd) {
+        l->down_rc = jaccl_wc_failure(c->ops, l->ep, wc->status, &why);
+        snprintf(l->down, sizeof(l->down), "%s", why ? why : fab_wc_status_str(wc->status));
+        JINFO(NCCL_NET, "CollNet rank %d: connection to rank %d (%s) went down: %s", c->rank,
+              l->peer, l->desc, l->down);
+    }
+    c->ops->ep_close(l->ep);
+    l->ep = NULL;
+    l->final = 1;
+    for (int i = 0; i < c->ndata; i++) {
+        struct coll_stream *s = &l->s[i];
+        if (!l->bye_rcvd || (int32_t)(l->peer_sent[i] - s->landed) > 0)
+            l->peer_sent[i] = s->landed;
+        s->granted = s->sent;
+        s->sdone = s->sent;
+    }
+    if (!atomic_load(&c->closing))
+        coll_x_check_left(c);
 }
 
 /* Whether link l's peer runs operation q, as far as its last control message says (a peer at
@@ -310,7 +324,7 @@ void coll_x_check_left(struct coll_comm *c)
 {
     for (int li = 0; li < c->nlinks; li++) {
         const struct coll_link *l = &c->links[li];
-        for (int i = 0; l->bye_rcvd && i < c->ndata; i++) {
+        for (int i = 0; l->final && i < c->ndata; i++) {
             uint32_t need = c->nxt ? l->s[i].nxt_from : l->s[i].posted;
             if ((int32_t)(need - l->peer_sent[i]) > 0) {
                 peer_left(c, l, "receive from", i);
@@ -325,6 +339,7 @@ void coll_x_check_left(struct coll_comm *c)
 static void on_bye(struct coll_comm *c, struct coll_link *l, const struct coll_ctrl *m)
 {
     l->bye_rcvd = 1;
+    l->final = 1;
     JINFO(NCCL_NET, "CollNet rank %d: rank %d (%s) closed its comm", c->rank, l->peer, l->desc);
     for (int i = 0; i < c->ndata; i++)
         l->peer_sent[i] = m->sent[i];
@@ -380,14 +395,8 @@ static void on_wc(struct coll_comm *c, const struct fab_wc *wc)
     struct coll_link *l = li < c->nlinks ? &c->links[li] : NULL;
     if (!l || l->peer < 0 || !l->ep)
         return; /* a connection that never completed, or one we closed */
-    if (wc->status != FAB_WC_OK && link_done(c, l) &&
-        (atomic_load(&c->closing) || link_settled(c, l))) {
-        c->ops->ep_close(l->ep);
-        l->ep = NULL;
-        return;
-    }
     if (wc->status != FAB_WC_OK) {
-        link_failed(c, l, wc);
+        link_down(c, l, wc);
         return;
     }
     switch (COLL_WR_TYPE(wc->wr_id)) {
@@ -493,7 +502,7 @@ int coll_x_bye(struct coll_comm *c)
             send_ctrl(c, l, li, COLL_CTRL_BYE);
             l->bye_sent = 1;
         }
-        waiting += !l->bye_rcvd;
+        waiting += !l->bye_sent || l->tx_done != l->tx_posted;
     }
     return waiting;
 }

@@ -102,8 +102,6 @@ int p2p_cts_decode(const void *buf, size_t len, uint32_t seq, int nlanes, struct
 /* p2p_proto.c: all under c->lock */
 void p2p_progress(struct p2p_comm *c);
 void p2p_close_failed(struct p2p_comm *c);
-/* Before a close NCCL asked for: lets the peer take our last bytes if the comm ended normally. */
-void p2p_linger(struct p2p_comm *c);
 /* Records the comm's first failure (err: a negative code of core/err.h) and WARNs it; returns
  * the failure that stands, this one or an earlier one. */
 int p2p_fail(struct p2p_comm *c, int err, const char *fmt, ...)

@@ -356,12 +356,14 @@ ncclResult_t jaccl_connect_tclass(void *ctx, int trafficClass, int dev, void *ha
 
 /* ---- close and registration ---- */
 
+/* Returns at once, whether the comm ended normally or is aborted: the endpoint's close ends
+ * the connection in order (fabric.h, ep_close), so the peer still gets every byte our
+ * completed sends handed to the kernel, and sees the end of the stream behind them. */
 static ncclResult_t close_comm(void *comm, uint32_t kind, const char *what)
 {
     struct p2p_comm *c = (struct p2p_comm *)jaccl_comm_take(comm, kind, what);
     if (!c)
         return jaccl_err_to_nccl(-EBADF);
-    p2p_linger(c);
     p2p_comm_free(c);
     return ncclSuccess;
 }

@@ -161,18 +161,6 @@ void p2p_close_failed(struct p2p_comm *c)
     c->ep = NULL;
 }
 
-/* NCCL closes a comm as soon as its own requests are done; the peer may still be receiving
- * what our completed sends handed to the kernel (fabric.h, ep_linger). Not after a failure or
- * with requests in flight (an abort): then the close itself is the news for the peer. */
-void p2p_linger(struct p2p_comm *c)
-{
-    pthread_mutex_lock(&c->lock);
-    int normal = c->ep && !p2p_failed(c) && !p2p_pending(c);
-    pthread_mutex_unlock(&c->lock);
-    if (normal) /* the comm is the closer's alone now: nobody else posts on it meanwhile */
-        jaccl_fabric()->ep_linger(c->ep);
-}
-
 /* ---- receive ---- */
 
 static int lanes_for(const struct p2p_comm *c, size_t cap)

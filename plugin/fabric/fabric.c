@@ -190,4 +190,5 @@ void fab_shutdown(void)
         return;
     g_chosen->fini();
     g_chosen = NULL;
+    fab_sock_retire_fini(); /* the last closed connections, then the reaper thread */
 }

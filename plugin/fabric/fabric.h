@@ -184,15 +184,12 @@ struct fab_ops {
     int (*ep_local_info)(struct fab_ep *ep, void *buf, size_t cap); /* returns bytes used */
     int (*ep_connect)(struct fab_ep *ep, const void *peer_info, size_t len, const int *socks,
                       int nsocks);
-    /* Before ep_close, where the comm ended normally (every request of ours done): returns once
-     * the peer has every byte we sent, or the endpoint failed, or that stalled (bounded by the
-     * liveness timeout). A send completes once its bytes are in our kernel, and NCCL closes a
-     * comm as soon as its own requests are done; a socket closed with bytes still queued
-     * answers the next byte from the peer (a heartbeat, a CTS) with a reset that drops them,
-     * and the peer would lose the tail of a message that completed here. Not for an abort:
-     * there the close is what tells the peer, and must not wait. */
-    void (*ep_linger)(struct fab_ep *ep);
-    /* Flushes outstanding work (FAB_WC_FLUSHED completions are not delivered after close). */
+    /* Drops outstanding work (no completion is delivered after close) and returns at once,
+     * on every path: a normal end, a failure, an abort. The connection ends in order
+     * (fab_sock_retire): what our kernel holds for the peer still reaches it, a send that
+     * completed here is never cut off by a reset, and the peer sees the end of the stream
+     * behind our last byte. A message we had only partly handed to the kernel ends cut short,
+     * which the peer reports as a failure, never as a complete message. */
     void (*ep_close)(struct fab_ep *ep);
     /* 0 while healthy; else the fab_wc_status that broke it, with a reason for WARNs. */
     int (*ep_error)(struct fab_ep *ep, const char **reason);
@@ -210,17 +207,20 @@ struct fab_ops {
 /* Human-readable status for WARNs. */
 const char *fab_wc_status_str(enum fab_wc_status s);
 
-/* Closes a connected socket without resetting it over bytes that arrived unread. */
-void fab_sock_close_drained(int fd);
-
-/* For ep_linger: sleeps until the peer's TCP has acknowledged every byte written to fds, or
- * the endpoint behind b failed, or limit_ns passed (0: FAB_LINGER_NS; callers pass their
- * liveness timeout), or acknowledgements stalled for FAB_LINGER_STALL_NS (a peer that stopped
- * reading). Whoever reads the sockets keeps reading. */
+/* Orderly close of a connected socket (fabric/sock_retire.c); returns at once. It shuts only
+ * our sending side (the FIN follows our last byte), keeps reading and dropping what the peer
+ * sends (a socket closed with unread bytes, or shut for reading, answers the peer's next byte
+ * with a reset, and a reset discards what our kernel still holds for the peer), and closes the
+ * socket once the peer's kernel acknowledged everything, once the connection broke, or once
+ * the peer took nothing for stall_ns (0: 5 s). Sockets not settled at once wait on a reaper
+ * thread that runs only while it holds some. */
 #define FAB_LINGER_STALL_NS 2000000000ull
-#define FAB_LINGER_NS       10000000000ull
-struct fab_ep_base;
-void fab_sock_wait_acked(const int *fds, int n, uint64_t limit_ns, const struct fab_ep_base *b);
+void fab_sock_retire(int fd, uint64_t stall_ns);
+/* At the fabric's shutdown: gives the retired sockets at most FAB_LINGER_STALL_NS more, closes
+ * the rest, and joins the reaper. */
+void fab_sock_retire_fini(void);
+/* Sockets still held, and those closed with bytes the peer had not taken (for tests, logs). */
+void fab_sock_retire_stats(uint64_t *pending, uint64_t *forced);
 
 /* ---- The registry (fabric.c): which back end serves this process ----
  *

@@ -38,9 +38,9 @@ static int tcp_lane_init(struct tcp_lane *l, int idx, const struct fab_ep_attr *
     return l->sq && l->rq ? 0 : -ENOMEM;
 }
 
-static void tcp_lane_free(struct tcp_lane *l)
+static void tcp_lane_free(struct tcp_lane *l, uint64_t stall_ns)
 {
-    fab_sock_close_drained(l->fd);
+    fab_sock_retire(l->fd, stall_ns);
     free(l->sq);
     free(l->rq);
     pthread_mutex_destroy(&l->send_mu);
@@ -51,7 +51,7 @@ static void tcp_lane_free(struct tcp_lane *l)
 static void tcp_ep_free(struct fab_ep *ep, int nlanes)
 {
     for (int i = 0; i < nlanes; i++)
-        tcp_lane_free(&ep->lane[i]);
+        tcp_lane_free(&ep->lane[i], ep->liveness_ns);
     if (ep->epfd >= 0)
         close(ep->epfd);
     if (ep->wakefd >= 0)
@@ -83,6 +83,7 @@ int fab_tcp_ep_create(struct fab_domain *dom, struct fab_cq *cq, const struct fa
     fab_ep_base_init(&ep->base, attr->peer_desc);
     ep->epfd = ep->wakefd = ep->pollfd = -1;
     ep->fail_lane = -1;
+    atomic_init(&ep->cut_lane, -1);
     pthread_mutex_init(&ep->mu, NULL);
     for (int i = 0; i < attr->nlanes; i++) {
         if (tcp_lane_init(&ep->lane[i], i, attr)) {
@@ -171,19 +172,6 @@ int fab_tcp_ep_connect(struct fab_ep *ep, const void *peer_info, size_t len, con
     return 0;
 }
 
-/* The I/O thread goes on reading and writing meanwhile: sends still queued go out, and what
- * the peer sends is taken as usual. */
-void fab_tcp_ep_linger(struct fab_ep *ep)
-{
-    int fds[FAB_MAX_LANES];
-
-    if (!ep || !ep->thread_started)
-        return;
-    for (int i = 0; i < ep->nlanes; i++)
-        fds[i] = ep->lane[i].fd;
-    fab_sock_wait_acked(fds, ep->nlanes, ep->liveness_ns, &ep->base);
-}
-
 void fab_tcp_ep_close(struct fab_ep *ep)
 {
     if (!ep)
@@ -196,7 +184,7 @@ void fab_tcp_ep_close(struct fab_ep *ep)
         pthread_join(ep->thread, NULL);
     }
     fab_tcp_mr_forget_ep(ep->dom, ep->id);
-    tcp_ep_free(ep, ep->nlanes); /* outstanding work is dropped without completions */
+    tcp_ep_free(ep, ep->nlanes); /* work is dropped; the sockets end in order (fabric.h) */
 }
 
 int fab_tcp_ep_error(struct fab_ep *ep, const char **reason)

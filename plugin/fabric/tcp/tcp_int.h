@@ -107,7 +107,7 @@ struct tcp_rx {  /* receive state of one lane: under lane->rx_mu */
     int drained; /* the last read came back short: the socket is empty until the next edge */
     int hup;     /* the peer shut its side down: no edge follows, so read until EOF */
     int in_msg;  /* a header was parsed; its payload is landing */
-    int eof;     /* the peer closed this lane after a whole frame: nothing more will come */
+    int eof;     /* the peer closed this lane: nothing more will come */
     int polling; /* a poller, not the I/O thread, holds rx_mu (for the debug counters) */
     struct tcp_msg msg;
     uint32_t got; /* payload bytes landed */
@@ -151,7 +151,8 @@ struct fab_ep {
     int thread_started;
     pthread_t thread;
     _Atomic uint64_t last_rx_ns; /* written by whichever thread read data */
-    atomic_int neof;             /* lanes the peer closed cleanly */
+    atomic_int neof;             /* lanes the peer closed */
+    atomic_int cut_lane;         /* a lane the peer closed in mid-message; -1 = none */
     struct fab_cq_src src;       /* inline progress from cq_poll; attached while connected */
     int src_attached;
     _Atomic uint64_t last_drive_ns; /* when a poller last drove it (tcp_io.c: hand-off) */
@@ -167,7 +168,6 @@ int fab_tcp_ep_create(struct fab_domain *dom, struct fab_cq *cq, const struct fa
 int fab_tcp_ep_local_info(struct fab_ep *ep, void *buf, size_t cap);
 int fab_tcp_ep_connect(struct fab_ep *ep, const void *peer_info, size_t len, const int *socks,
                        int nsocks);
-void fab_tcp_ep_linger(struct fab_ep *ep);
 void fab_tcp_ep_close(struct fab_ep *ep);
 int fab_tcp_ep_error(struct fab_ep *ep, const char **reason);
 

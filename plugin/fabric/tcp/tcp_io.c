@@ -339,10 +339,13 @@ static void *tcp_io_main(void *arg)
         if (tcp_io_healthy(ep))
             timeout = tcp_io_timeout(ep, busy);
     }
+    /* The peer learns at once (a FIN behind the bytes already sent). Only our side: a lane
+     * shut for reading would answer the peer's next byte with a reset, and the reset would
+     * discard what our kernel still holds for the peer (ep_close ends the rest in order). */
     if (!atomic_load(&ep->stop)) {
         fab_tcp_ep_flush(ep);
         for (int i = 0; i < ep->nlanes; i++)
-            shutdown(ep->lane[i].fd, SHUT_RDWR);
+            shutdown(ep->lane[i].fd, SHUT_WR);
     }
     return NULL;
 }

@@ -35,7 +35,6 @@ const struct fab_ops fab_tcp_ops = {
         .ep_create = fab_tcp_ep_create,
         .ep_local_info = fab_tcp_ep_local_info,
         .ep_connect = fab_tcp_ep_connect,
-        .ep_linger = fab_tcp_ep_linger,
         .ep_close = fab_tcp_ep_close,
         .ep_error = fab_tcp_ep_error,
         .post_recv = fab_tcp_post_recv,

@@ -136,20 +136,26 @@ static void tcp_rx_finish(struct fab_ep *ep, struct tcp_lane *l)
     fab_swcq_push(ep->cq, &wc);
 }
 
-/* The peer closed the lane. Between whole frames that fails nothing yet: its other lanes may
- * still carry data it sent before closing, and RECVs that data fills must complete. The
- * endpoint fails once every lane is closed, or at once if a frame was cut short. */
+/* The peer closed the lane. That fails nothing yet, even in mid-message: its other lanes may
+ * still carry whole messages it sent before closing, and the RECVs they fill must complete
+ * (a peer that failed its own next operation closes in mid-message, but what it sent for the
+ * previous one is complete). The endpoint fails once every lane is closed; the cut-short
+ * message's RECV then carries the failure. */
 static ssize_t tcp_rx_eof(struct fab_ep *ep, struct tcp_lane *l)
 {
-    if (l->rx.in_msg || l->rx.off < l->rx.end) {
-        fab_tcp_ep_fail(ep, FAB_WC_PEER_LOST, l->idx, "closed the connection in mid-message");
-        return -1;
-    }
+    int none = -1;
+
+    if (l->rx.in_msg || l->rx.off < l->rx.end)
+        atomic_compare_exchange_strong(&ep->cut_lane, &none, l->idx);
     l->rx.eof = 1;
     l->rx.drained = 1;
     if (atomic_fetch_add(&ep->neof, 1) + 1 < ep->nlanes)
         return TCP_RX_DRY;
-    fab_tcp_ep_peer_closed(ep, l->idx);
+    int cut = atomic_load(&ep->cut_lane);
+    if (cut >= 0)
+        fab_tcp_ep_fail(ep, FAB_WC_PEER_LOST, cut, "closed the connection in mid-message");
+    else
+        fab_tcp_ep_peer_closed(ep, l->idx);
     return -1;
 }
 

@@ -68,7 +68,7 @@ static void ep_free(struct fab_ep *ep)
     }
     if (ep->hcq)
         ibv->destroy_cq(ep->hcq);
-    fab_sock_close_drained(ep->side.fd);
+    fab_sock_retire(ep->side.fd, ep->liveness_ns); /* our last ACKs still reach the peer */
     free(ep->side.out);
     pthread_mutex_destroy(&ep->mu);
     free(ep);
@@ -265,16 +265,6 @@ static void ep_last_acks(struct fab_ep *ep)
         vb_side_flush(ep);
     }
     pthread_mutex_unlock(&ep->mu);
-}
-
-/* Our sends completed on the peer's ACKs already; what must still reach the peer are our ACKs
- * of its last sends, on the side socket, which the domain's progress thread goes on serving. */
-void fab_verbs_ep_linger(struct fab_ep *ep)
-{
-    if (!ep)
-        return;
-    ep_last_acks(ep); /* the side socket is -1 until connected: nothing to wait for then */
-    fab_sock_wait_acked(&ep->side.fd, 1, ep->liveness_ns, &ep->base);
 }
 
 void fab_verbs_ep_close(struct fab_ep *ep)

@@ -72,7 +72,7 @@ static void stop_hardware(struct fab_ep *ep)
             ep->ibv->modify_qp(ep->lane[i].qp, &a, IBV_QP_STATE);
     if (ep->side.fd >= 0) {
         epoll_ctl(ep->dom->epfd, EPOLL_CTL_DEL, ep->side.fd, NULL);
-        shutdown(ep->side.fd, SHUT_RDWR);
+        shutdown(ep->side.fd, SHUT_WR); /* not SHUT_RD: see fab_sock_retire */
     }
 }
 

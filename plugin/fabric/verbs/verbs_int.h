@@ -185,7 +185,6 @@ int fab_verbs_ep_create(struct fab_domain *dom, struct fab_cq *cq, const struct 
 int fab_verbs_ep_local_info(struct fab_ep *ep, void *buf, size_t cap);
 int fab_verbs_ep_connect(struct fab_ep *ep, const void *peer_info, size_t len, const int *socks,
                          int nsocks);
-void fab_verbs_ep_linger(struct fab_ep *ep);
 void fab_verbs_ep_close(struct fab_ep *ep);
 int fab_verbs_ep_error(struct fab_ep *ep, const char **reason);
 

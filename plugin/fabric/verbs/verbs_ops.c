@@ -35,7 +35,6 @@ const struct fab_ops fab_verbs_ops = {
         .ep_create = fab_verbs_ep_create,
         .ep_local_info = fab_verbs_ep_local_info,
         .ep_connect = fab_verbs_ep_connect,
-        .ep_linger = fab_verbs_ep_linger,
         .ep_close = fab_verbs_ep_close,
         .ep_error = fab_verbs_ep_error,
         .post_recv = fab_verbs_post_recv,
