@@ -2,7 +2,9 @@
 /* Clocks, thread counting, socket discovery and environment defaults. */
 #include <dirent.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -60,9 +62,41 @@ static void settle_sanitizer_threads(void)
 /* A thread that was just joined can still be listed for a moment (pthread_join returns when the
  * kernel clears its tid, a little before the task is released; slow under emulation), so the
  * count is read until it holds still for three reads 5 ms apart (at most about 1 s). */
+/* 1 while a thread of this process is named `name` (/proc/self/task/<tid>/comm). */
+static int thread_named(const char *name)
+{
+    DIR *d = opendir("/proc/self/task");
+    char path[64], comm[32];
+    int found = 0;
+    for (struct dirent *e; d && !found && (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "/proc/self/task/%.16s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        found = f && fgets(comm, sizeof(comm), f) && strncmp(comm, name, strlen(name)) == 0;
+        if (f)
+            fclose(f);
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+int mp_reaper_idle(void)
+{
+    double deadline = mp_now() + mp_scaled(10);
+    while (thread_named("jaccl-reaper")) {
+        if (mp_now() > deadline)
+            return 0;
+        mp_sleep_ms(2);
+    }
+    return 1;
+}
+
 int mp_thread_count(void)
 {
     settle_sanitizer_threads();
+    mp_reaper_idle();
     int n = count_dir("/proc/self/task");
     for (int i = 0, same = 0; i < 200 && same < 3; i++) {
         nanosleep(&(struct timespec){0, 5000000}, NULL);
@@ -108,13 +142,18 @@ long mp_env_long(const char *name, long def)
     return *end ? def : x;
 }
 
-int mp_scaled(int seconds)
+double mp_scaled_s(double seconds)
 {
     long slow = mp_env_long("JACCL_TEST_SLOW", 1);
 
     if (mp_env_long("JACCL_TEST_SAN", 0))
         seconds *= 3;
-    return slow > 1 ? (int)(seconds * slow) : seconds;
+    return slow > 1 ? seconds * (double)slow : seconds;
+}
+
+int mp_scaled(int seconds)
+{
+    return (int)mp_scaled_s(seconds);
 }
 
 void mp_default_env(void)

@@ -16,6 +16,12 @@ int mp_listen_fds(int *fds, int max);
 /* Deadlines stretched for slow runs: x3 under sanitizers (JACCL_TEST_SAN=1), and x N more on a
  * slow machine or fabric (JACCL_TEST_SLOW=N, e.g. soft-RoCE inside an emulated VM). */
 int mp_scaled(int seconds);
+/* Waits (mp_scaled(10) s at most) until the plugin's reaper thread has left: it holds the
+ * sockets of closed connections until the peer has our last bytes and exits once it holds
+ * none, so after it fds and threads can be counted. 1 once idle, 0 at the deadline. */
+int mp_reaper_idle(void);
+/* The same stretch for a bound below a second or with a fraction (a close call's 2.1 s). */
+double mp_scaled_s(double seconds);
 /* Sets NCCL_JACCL_SOCKET_IFNAME=lo and NCCL_JACCL_TIMEOUT=3 unless the caller set them. */
 void mp_default_env(void);
 /* Integer from the environment, or def. */

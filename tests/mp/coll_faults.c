@@ -11,7 +11,10 @@
  * the first error comes within NCCL_JACCL_TIMEOUT plus a small slack, and that a WARN names a peer.
  * Survivors close their comms as soon as their own requests ended, as NCCL does; nobody waits for
  * anybody else. The program ends with the matrix: the seconds from the strike until the last
- * survivor's requests had all ended.
+ * survivor's requests had all ended, and beside it how long the victim's own close (abort:
+ * closeColl, or closeSend/closeRecv, with the operation in flight when mid) or finalize call
+ * took; it must return within the close bound (docs/reliability.md: 100 ms, plus at most 2 s
+ * while bytes are queued toward a live peer), stretched for sanitizers and slow machines.
  *
  *   BUILD=build tests/run_coll.sh faults            every cell
  *   BUILD=build tests/run_coll.sh faults:0,1,2      cells 0, 1 and 2 (numbered as printed) */
@@ -33,7 +36,7 @@ static const char *fault_name[] = {"kill", "close", "finalize", "stop"};
 static const char *when_name[] = {"before", "mid", "between"};
 
 /* Flags: the victim's strike time; each survivor's verdict for rank 0's report. */
-enum { FL_STRIKE = 0, FL_DONE, FL_END_MS, FL_FAIL_MS, FL_NAMED };
+enum { FL_STRIKE = 0, FL_DONE, FL_END_MS, FL_FAIL_MS, FL_NAMED, FL_CLOSE_US };
 
 #define ELEMS     (2u << 20) /* float32 elements a collective moves (8 MiB) */
 #define P2P_BYTES (8u << 20)
@@ -50,6 +53,7 @@ struct record { /* rank 0 to the parent, through an inherited file */
     struct cell c;
     int ok;
     double secs;
+    double close_s; /* the victim's close or finalize call; -1 for kill and stop */
 };
 
 static int g_rec_fd = -1;
@@ -84,6 +88,24 @@ struct victim_io {
     void *arg;
 };
 
+/* The bound on a close or finalize call (reliability.md), stretched like every deadline. */
+static double close_bound_s(void)
+{
+    return 2.1 * mp_scaled(1);
+}
+
+/* The victim's close or finalize, timed: the survivors keep going meanwhile, so a call that
+ * waited for them would show here. */
+static void timed_leave(void (*leave)(void *), void *arg)
+{
+    double t0 = mp_now();
+    leave(arg);
+    double took = mp_now() - t0;
+    mp_flag_set(mp_rank, FL_CLOSE_US, (long)(took * 1e6) + 1);
+    MP_CHECK(took <= close_bound_s(), "the victim's close took %.3f s (bound %.1f s)", took,
+             close_bound_s());
+}
+
 /* The victim's end: kill and stop strike the process itself; close and finalize leave it. */
 __attribute__((noreturn)) static void strike(const struct cell *c, const struct victim_io *io)
 {
@@ -96,10 +118,10 @@ __attribute__((noreturn)) static void strike(const struct cell *c, const struct 
         mp_kill_rank(mp_rank, SIGSTOP); /* rank 0 kills it once the survivors are done */
         break;
     case F_CLOSE:
-        io->close_all(io->arg);
+        timed_leave(io->close_all, io->arg);
         break;
     default:
-        io->finalize(io->arg);
+        timed_leave(io->finalize, io->arg);
         break;
     }
     /* Gone like an aborting process: whatever it still holds (registrations of closed comms,
@@ -173,7 +195,8 @@ static void report(const struct cell *c, int ok)
     }
     if (c->f == F_STOP)
         mp_kill_rank(v, SIGKILL);
-    struct record rec = {*c, ok, worst};
+    long us = mp_flag_get(v, FL_CLOSE_US); /* set before the victim's exit, which we waited on */
+    struct record rec = {*c, ok, worst, us > 0 ? (double)(us - 1) / 1e6 : -1};
     if (g_rec_fd >= 0 && write(g_rec_fd, &rec, sizeof(rec)) != (ssize_t)sizeof(rec))
         mp_note("cannot record the cell");
 }
@@ -481,25 +504,10 @@ static struct cell cell_at(int i)
     return c;
 }
 
-static void print_matrix(int fd)
+/* One table: the seconds per cell that `secs` picks from a record, "-" where not run. */
+static void print_table(char cells[][16], const char *title)
 {
-    static const char kind_letter[] = {'A', 'R', 'G'};
-    struct record rec;
-    char cells[X_N * NSIZES * F_N * W_N][16];
-    memset(cells, 0, sizeof(cells));
-    lseek(fd, 0, SEEK_SET);
-    while (read(fd, &rec, sizeof(rec)) == (ssize_t)sizeof(rec)) {
-        int i = cell_index(&rec.c);
-        char k = rec.c.x == X_P2P ? ' ' : kind_letter[rec.c.kind];
-        if (rec.ok)
-            snprintf(cells[i], sizeof(cells[i]), "%5.2f%c", rec.secs, k);
-        else
-            snprintf(cells[i], sizeof(cells[i]), " FAIL%c", k);
-    }
-    printf("\nFault matrix: seconds from the strike until every survivor's requests had ended\n"
-           "(NCCL_JACCL_TIMEOUT=%.0f s; collective: A all-reduce, R reduce-scatter, G all-gather;\n"
-           " FAIL: a check failed, blank: not run)\n\n%-9s",
-           tmo_s(), "");
+    printf("\n%s\n\n%-9s", title, "");
     for (int f = 0; f < F_N; f++)
         printf("| %-20s", fault_name[f]);
     printf("\n%-9s", "");
@@ -520,6 +528,33 @@ static void print_matrix(int fd)
             printf("\n");
         }
     }
+}
+
+static void print_matrix(int fd)
+{
+    static const char kind_letter[] = {'A', 'R', 'G'};
+    static char ends[X_N * NSIZES * F_N * W_N][16], closes[X_N * NSIZES * F_N * W_N][16];
+    struct record rec;
+    lseek(fd, 0, SEEK_SET);
+    while (read(fd, &rec, sizeof(rec)) == (ssize_t)sizeof(rec)) {
+        int i = cell_index(&rec.c);
+        char k = rec.c.x == X_P2P ? ' ' : kind_letter[rec.c.kind];
+        if (rec.ok)
+            snprintf(ends[i], sizeof(ends[i]), "%5.2f%c", rec.secs, k);
+        else
+            snprintf(ends[i], sizeof(ends[i]), " FAIL%c", k);
+        if (rec.close_s >= 0)
+            snprintf(closes[i], sizeof(closes[i]), "%6.3f", rec.close_s);
+        else
+            snprintf(closes[i], sizeof(closes[i]), "   n/a");
+    }
+    printf("\nFault matrix: seconds from the strike until every survivor's requests had ended\n"
+           "(NCCL_JACCL_TIMEOUT=%.0f s; collective: A all-reduce, R reduce-scatter, G all-gather;\n"
+           " FAIL: a check failed, blank: not run)\n",
+           tmo_s());
+    print_table(ends, "");
+    print_table(closes, "The victim's own close (close) or finalize (finalize) call, seconds "
+                        "(n/a: killed or stopped)");
 }
 
 int main(int argc, char **argv)

@@ -84,7 +84,8 @@ static long mem_bytes(void)
 
 static struct usage usage_now(void)
 {
-    return (struct usage){count_fds(), mp_thread_count(), mem_bytes()};
+    int threads = mp_thread_count(); /* after the reaper left: its sockets are closed */
+    return (struct usage){count_fds(), threads, mem_bytes()};
 }
 
 /* Prints the figures and checks them flat. */

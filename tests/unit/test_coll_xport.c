@@ -255,12 +255,46 @@ static void link_down_after_bye_with_data_owed(void **state)
 static void first_failure_of_a_link_counts(void **state)
 {
     struct fixture *f = *state;
+    f->link.s[1].posted = 1; /* a receive the peer never sent: the operation needs the link */
     g_wc[g_nwc++] = (struct fab_wc){
             .wr_id = COLL_WR(COLL_WR_CRECV, 0, 2, 0), .ep = FAKE_EP, .status = FAB_WC_PEER_LOST};
     g_wc[g_nwc++] = (struct fab_wc){
             .wr_id = COLL_WR(COLL_WR_CRECV, 0, 2, 1), .ep = FAKE_EP, .status = FAB_WC_FLUSHED};
     coll_x_poll(f->c);
     assert_int_equal(comm_error(f), ncclRemoteError);
+}
+
+/* A connection that goes down without a goodbye (a peer that failed its own next operation,
+ * or died) while nothing of ours is in flight on it fails nothing yet: what landed is good.
+ * The link is closed, and what still wants the peer fails as it asks. */
+static void link_down_idle_fails_only_what_needs_it(void **state)
+{
+    struct fixture *f = *state;
+    struct algo_xport *x = coll_xport(f->c);
+    g_wc[g_nwc++] = (struct fab_wc){
+            .wr_id = COLL_WR(COLL_WR_CRECV, 0, 2, 0), .ep = FAKE_EP, .status = FAB_WC_PEER_LOST};
+    coll_x_poll(f->c);
+    assert_int_equal(comm_error(f), ncclSuccess);
+    assert_null(f->link.ep);
+    assert_int_equal(g_closed, 1);
+    assert_int_equal(ax_can_recv(x, 1, 1), 0);
+    assert_int_equal(comm_error(f), ncclRemoteError);
+}
+
+/* Landed data survives the connection going down: receives that completed count, sends in
+ * flight are done with (nobody can take them), and only a receive still owed fails. */
+static void link_down_keeps_what_landed(void **state)
+{
+    struct fixture *f = *state;
+    f->link.s[1].posted = 1;
+    f->link.s[1].landed = 1;
+    f->link.s[0].sent = 1; /* its completion never comes */
+    g_wc[g_nwc++] = (struct fab_wc){
+            .wr_id = COLL_WR(COLL_WR_DSEND, 0, 0, 0), .ep = FAKE_EP, .status = FAB_WC_FLUSHED};
+    coll_x_poll(f->c);
+    assert_int_equal(comm_error(f), ncclSuccess);
+    assert_int_equal(f->link.s[0].sdone, 1);
+    assert_null(f->link.ep);
 }
 
 /* A goodbye queued behind the connection's failure is read first: the peer left, it did not
@@ -298,6 +332,9 @@ int main(void)
             cmocka_unit_test_setup_teardown(link_down_after_bye, setup, teardown),
             cmocka_unit_test_setup_teardown(link_down_after_bye_with_data_owed, setup, teardown),
             cmocka_unit_test_setup_teardown(first_failure_of_a_link_counts, setup, teardown),
+            cmocka_unit_test_setup_teardown(link_down_idle_fails_only_what_needs_it, setup,
+                                            teardown),
+            cmocka_unit_test_setup_teardown(link_down_keeps_what_landed, setup, teardown),
             cmocka_unit_test_setup_teardown(goodbye_read_before_the_failure, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
