@@ -23,7 +23,8 @@
 #define ALGO_SEND_MAX  4 /* sends in flight per stream */
 #define ALGO_SLOTS     2 /* staging slots per receiving stream: pipeline depth */
 
-enum algo_id { ALGO_LOCAL, ALGO_RING, ALGO_MESH, ALGO_RHD, ALGO_NUM_IDS };
+/* In the order the logs list them. ALGO_AUTO: none forced (NCCL_JACCL_ALGO=auto). */
+enum algo_id { ALGO_RING, ALGO_MESH, ALGO_RHD, ALGO_LOCAL, ALGO_NUM_IDS, ALGO_AUTO = -1 };
 #define ALGO_RHD_MAX_STEPS 16 /* 2 log2(ALGO_MAX_RANKS) */
 
 /* Memory holding the logical range [base, base + len). */
@@ -120,14 +121,20 @@ struct algo_run {
 
 /* choose.c: the algorithm for an operation, identical on every rank for the same call. */
 struct algo_choice {
-    int mesh_connected;
-    int force; /* 0 auto, ALGO_RING, ALGO_MESH, ALGO_RHD */
+    int mesh_connected; /* every pair connected (what an all_pairs algorithm needs) */
+    int force;          /* ALGO_AUTO, or the algo_id NCCL_JACCL_ALGO names */
     size_t mesh_max_bytes;
     size_t rhd_min_bytes, rhd_max_bytes;
     int mesh_max_ranks;
     int wires;
 };
 void algo_choose(struct algo_op *op, const struct algo_choice *ch);
+/* Whether a group of nranks with these settings connects every pair, not only ring neighbours:
+ * when the forced algorithm, or (auto, at most mesh_max_ranks ranks) one auto may pick at some
+ * size, needs it. ch->mesh_connected is ignored. */
+int algo_needs_all_pairs(int nranks, const struct algo_choice *ch);
+/* The algorithm NCCL_JACCL_ALGO's word names; ALGO_AUTO for "auto" or an unknown word. */
+int algo_by_name(const char *name);
 const char *algo_name(enum algo_id a);
 const char *algo_kind_name(enum algo_kind k);
 uint32_t algo_op_sig(const struct algo_op *op);
@@ -145,6 +152,17 @@ uint32_t algo_op_sig(const struct algo_op *op);
  * receive returned, -ENOMEM for scratch memory; the comm is then broken); 1 is never an
  * error, only "done". */
 struct algo_ops {
+    /* What it is, for the choice (choose.c), the connections and the logs: */
+    const char *name;        /* NCCL_JACCL_ALGO's word for it, and the logs' */
+    int all_pairs;           /* talks to every peer, not only the two ring neighbours */
+    int (*fits)(int nranks); /* can run a group of this size (when forced) */
+    /* With NCCL_JACCL_ALGO=auto: how much it is wanted for g (0 not at all; the highest wins),
+     * and whether it could be wanted at some size in a group of nranks. */
+    int (*auto_rank)(const struct algo_geom *g, const struct algo_choice *ch);
+    int (*auto_may)(int nranks, const struct algo_choice *ch);
+    /* Sets the operation's frames and wires for it (NULL: nothing to set). */
+    void (*shape)(struct algo_geom *g, const struct algo_choice *ch);
+    /* Running it: */
     int (*start)(struct algo_run *run, struct algo_xport *x);
     int (*post)(struct algo_run *run, struct algo_xport *x, int *progress);
     int (*posted_all)(const struct algo_run *run);

@@ -1,13 +1,34 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Which algorithm runs an operation, and the operation's signature. Both are pure functions of
  * the call's parameters and the communicator's settings, so every rank decides the same. */
+#include <string.h>
+
 #include "algo/algo.h"
+
+/* The one list of algorithms, by id. */
+static const struct algo_ops *const g_algos[ALGO_NUM_IDS] = {
+        [ALGO_RING] = &algo_ring_ops,
+        [ALGO_MESH] = &algo_mesh_ops,
+        [ALGO_RHD] = &algo_rhd_ops,
+        [ALGO_LOCAL] = &algo_local_ops,
+};
+
+const struct algo_ops *algo_ops_of(enum algo_id a)
+{
+    return (unsigned)a < ALGO_NUM_IDS ? g_algos[a] : &algo_local_ops;
+}
 
 const char *algo_name(enum algo_id a)
 {
-    static const char *const names[ALGO_NUM_IDS] = {
-            [ALGO_LOCAL] = "local", [ALGO_RING] = "ring", [ALGO_MESH] = "mesh", [ALGO_RHD] = "rhd"};
-    return (unsigned)a < ALGO_NUM_IDS ? names[a] : "?";
+    return (unsigned)a < ALGO_NUM_IDS ? g_algos[a]->name : "?";
+}
+
+int algo_by_name(const char *name)
+{
+    for (int a = 0; a < ALGO_NUM_IDS; a++)
+        if (strcmp(g_algos[a]->name, name) == 0)
+            return a;
+    return ALGO_AUTO;
 }
 
 const char *algo_kind_name(enum algo_kind k)
@@ -17,40 +38,53 @@ const char *algo_kind_name(enum algo_kind k)
                                      : "allgather";
 }
 
-/* Recursive halving-doubling for mid sizes in power-of-two groups of 4 or more (2 log2 n steps
- * instead of the ring's 2 (n - 1), the same bytes; like the mesh, it needs every pair
- * connected); the mesh for small messages in small groups
- * (one exchange step, lowest latency); the ring for the rest (each rank talks to two neighbours
- * only, on every wire in both directions). */
+/* One rank: a copy. A forced algorithm where it fits (and has its connections), else the ring.
+ * Auto: the algorithm that wants the operation most (each says how much: the mesh for small
+ * messages in small groups, halving-doubling for mid sizes in power-of-two groups, the ring for
+ * the rest), among those whose connections exist. */
 static enum algo_id pick(const struct algo_geom *g, const struct algo_choice *ch)
 {
-    size_t total = algo_total(g);
     if (g->nranks == 1)
         return ALGO_LOCAL;
-    if (!ch->mesh_connected || ch->force == ALGO_RING)
-        return ALGO_RING;
-    if (ch->force == ALGO_MESH)
-        return ALGO_MESH;
-    if (ch->force == ALGO_RHD)
-        return algo_pow2(g->nranks) ? ALGO_RHD : ALGO_RING;
-    int rhd = g->nranks >= 4 && algo_pow2(g->nranks) && total <= ch->rhd_max_bytes;
-    if (rhd && total > ch->rhd_min_bytes)
-        return ALGO_RHD;
-    if (total <= ch->mesh_max_bytes && g->nranks <= ch->mesh_max_ranks)
-        return ALGO_MESH;
-    return rhd ? ALGO_RHD : ALGO_RING;
+    if (ch->force != ALGO_AUTO) {
+        const struct algo_ops *a = algo_ops_of((enum algo_id)ch->force);
+        int ok = a->fits(g->nranks) && (!a->all_pairs || ch->mesh_connected);
+        return ok ? (enum algo_id)ch->force : ALGO_RING;
+    }
+    enum algo_id best = ALGO_RING;
+    int best_rank = 0;
+    for (int i = 0; i < ALGO_NUM_IDS; i++) {
+        const struct algo_ops *a = g_algos[i];
+        int r = a->all_pairs && !ch->mesh_connected ? 0 : a->auto_rank(g, ch);
+        if (r > best_rank) {
+            best = (enum algo_id)i;
+            best_rank = r;
+        }
+    }
+    return best;
+}
+
+int algo_needs_all_pairs(int nranks, const struct algo_choice *ch)
+{
+    if (ch->force != ALGO_AUTO) {
+        const struct algo_ops *a = algo_ops_of((enum algo_id)ch->force);
+        return a->all_pairs && a->fits(nranks);
+    }
+    if (nranks > ch->mesh_max_ranks) /* the connection cap, for auto */
+        return 0;
+    for (int i = 0; i < ALGO_NUM_IDS; i++)
+        if (g_algos[i]->all_pairs && g_algos[i]->auto_may(nranks, ch))
+            return 1;
+    return 0;
 }
 
 void algo_choose(struct algo_op *op, const struct algo_choice *ch)
 {
     struct algo_geom *g = &op->g;
     op->algo = pick(g, ch);
-    if (op->algo == ALGO_RING)
-        algo_geom_ring_shape(g, ch->wires);
-    else if (op->algo == ALGO_MESH)
-        algo_geom_mesh_shape(g);
-    else if (op->algo == ALGO_RHD)
-        algo_geom_rhd_shape(g);
+    const struct algo_ops *a = algo_ops_of(op->algo);
+    if (a->shape)
+        a->shape(g, ch);
     op->sig = algo_op_sig(op);
 }
 
@@ -74,13 +108,4 @@ uint32_t algo_op_sig(const struct algo_op *op)
     h = mix(h, g->wb);
     h = mix(h, (uint64_t)g->ndirs | (uint64_t)g->nwires << 8 | (uint64_t)g->frame << 16);
     return h;
-}
-
-const struct algo_ops *algo_ops_of(enum algo_id a)
-{
-    static const struct algo_ops *const ops[ALGO_NUM_IDS] = {[ALGO_LOCAL] = &algo_local_ops,
-                                                             [ALGO_RING] = &algo_ring_ops,
-                                                             [ALGO_MESH] = &algo_mesh_ops,
-                                                             [ALGO_RHD] = &algo_rhd_ops};
-    return (unsigned)a < ALGO_NUM_IDS ? ops[a] : &algo_local_ops;
 }

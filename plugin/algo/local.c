@@ -48,7 +48,29 @@ static int local_advance(struct algo_run *run, struct algo_xport *x, int *progre
     return 1;
 }
 
+/* One rank: the operation is a copy; nothing to connect. */
+static int local_fits(int nranks)
+{
+    return nranks == 1;
+}
+
+static int local_auto_rank(const struct algo_geom *g, const struct algo_choice *ch)
+{
+    return local_fits(g->nranks) ? 5 : 0;
+}
+
+static int local_auto_may(int nranks, const struct algo_choice *ch)
+{
+    return local_fits(nranks);
+}
+
 const struct algo_ops algo_local_ops = {
+        .name = "local",
+        .all_pairs = 0,
+        .fits = local_fits,
+        .auto_rank = local_auto_rank,
+        .auto_may = local_auto_may,
+        .shape = NULL,
         .start = local_start,
         .post = local_post,
         .posted_all = local_all,

@@ -241,7 +241,35 @@ static int mesh_advance(struct algo_run *run, struct algo_xport *x, int *progres
     return mesh_done(run, x);
 }
 
+/* One exchange step with every peer: the lowest latency, for small messages in small groups
+ * (NCCL_JACCL_MESH_MAX_BYTES, NCCL_JACCL_MESH_MAX_RANKS). */
+static int mesh_fits(int nranks)
+{
+    return nranks >= 2;
+}
+
+static int mesh_auto_rank(const struct algo_geom *g, const struct algo_choice *ch)
+{
+    return algo_total(g) <= ch->mesh_max_bytes && g->nranks <= ch->mesh_max_ranks ? 3 : 0;
+}
+
+static int mesh_auto_may(int nranks, const struct algo_choice *ch)
+{
+    return ch->mesh_max_bytes > 0 && nranks <= ch->mesh_max_ranks;
+}
+
+static void mesh_shape(struct algo_geom *g, const struct algo_choice *ch)
+{
+    algo_geom_mesh_shape(g);
+}
+
 const struct algo_ops algo_mesh_ops = {
+        .name = "mesh",
+        .all_pairs = 1,
+        .fits = mesh_fits,
+        .auto_rank = mesh_auto_rank,
+        .auto_may = mesh_auto_may,
+        .shape = mesh_shape,
         .start = mesh_start,
         .post = mesh_post,
         .posted_all = mesh_posted_all,

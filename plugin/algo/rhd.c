@@ -251,7 +251,39 @@ static int rhd_advance(struct algo_run *run, struct algo_xport *x, int *progress
     return rhd_done(run, x);
 }
 
+/* Power-of-two groups only. Auto takes it for mid sizes in groups of 4 or more (2 log2 n steps
+ * instead of the ring's 2 (n - 1), the same bytes): above NCCL_JACCL_RHD_MIN_BYTES before the
+ * mesh, below it after the mesh but before the ring (2 ranks: the ring is as short). */
+static int rhd_fits(int nranks)
+{
+    return algo_pow2(nranks);
+}
+
+static int rhd_auto_may(int nranks, const struct algo_choice *ch)
+{
+    return ch->rhd_max_bytes > 0 && nranks >= 4 && algo_pow2(nranks);
+}
+
+static int rhd_auto_rank(const struct algo_geom *g, const struct algo_choice *ch)
+{
+    size_t total = algo_total(g);
+    if (!rhd_auto_may(g->nranks, ch) || total > ch->rhd_max_bytes)
+        return 0;
+    return total > ch->rhd_min_bytes ? 4 : 2;
+}
+
+static void rhd_shape(struct algo_geom *g, const struct algo_choice *ch)
+{
+    algo_geom_rhd_shape(g);
+}
+
 const struct algo_ops algo_rhd_ops = {
+        .name = "rhd",
+        .all_pairs = 1,
+        .fits = rhd_fits,
+        .auto_rank = rhd_auto_rank,
+        .auto_may = rhd_auto_may,
+        .shape = rhd_shape,
         .start = rhd_start,
         .post = rhd_post,
         .posted_all = rhd_posted_all,

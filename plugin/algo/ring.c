@@ -265,7 +265,34 @@ static int ring_advance(struct algo_run *run, struct algo_xport *x, int *progres
     return done;
 }
 
+/* The ring runs any group on the two neighbours' connections: the fallback, wanted least. */
+static int ring_fits(int nranks)
+{
+    return nranks >= 2;
+}
+
+static int ring_auto_rank(const struct algo_geom *g, const struct algo_choice *ch)
+{
+    return 1;
+}
+
+static int ring_auto_may(int nranks, const struct algo_choice *ch)
+{
+    return nranks >= 2;
+}
+
+static void ring_shape(struct algo_geom *g, const struct algo_choice *ch)
+{
+    algo_geom_ring_shape(g, ch->wires);
+}
+
 const struct algo_ops algo_ring_ops = {
+        .name = "ring",
+        .all_pairs = 0,
+        .fits = ring_fits,
+        .auto_rank = ring_auto_rank,
+        .auto_may = ring_auto_may,
+        .shape = ring_shape,
         .start = ring_start,
         .post = ring_post,
         .posted_all = ring_posted_all,

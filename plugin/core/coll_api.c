@@ -3,6 +3,7 @@
  * Memory registration and finalize are the net ones (jaccl_reg_mr, jaccl_dereg_mr,
  * jaccl_finalize), which take CollNet comms too. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "core/api.h"
@@ -40,14 +41,16 @@ ncclResult_t jaccl_coll_reduce_support(ncclDataType_t dataType, ncclRedOp_t redO
 /* Proof that collectives really ran through jaccl, and how: one line per comm. */
 static void log_stats(const struct coll_comm *c)
 {
+    char by[160];
+    size_t off = 0;
+    for (int a = 0; a < ALGO_NUM_IDS && off < sizeof(by); a++)
+        off += (size_t)snprintf(by + off, sizeof(by) - off, "%s%llu %s", a ? ", " : "",
+                                (unsigned long long)c->stats.by_algo[a], algo_name(a));
     JINFO(NCCL_NET | NCCL_COLL,
           "CollNet closeColl: rank %d of %d: %llu operation(s), %llu byte(s) through CollNet "
-          "(%llu ring, %llu mesh, %llu rhd, %llu local), %llu failed",
+          "(%s), %llu failed",
           c->rank, c->nranks, (unsigned long long)c->stats.ops, (unsigned long long)c->stats.bytes,
-          (unsigned long long)c->stats.by_algo[ALGO_RING],
-          (unsigned long long)c->stats.by_algo[ALGO_MESH],
-          (unsigned long long)c->stats.by_algo[ALGO_RHD],
-          (unsigned long long)c->stats.by_algo[ALGO_LOCAL], (unsigned long long)c->stats.failed);
+          by, (unsigned long long)c->stats.failed);
 }
 
 /* The progress thread says goodbye to every peer (say_goodbye in coll_progress.c) and leaves

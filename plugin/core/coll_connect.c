@@ -91,23 +91,15 @@ static int host_ranks(const struct jaccl_handle *hs, int nranks, int me)
 
 static void choose(struct coll_comm *c)
 {
-    const char *algo = jaccl_param_str(JP_ALGO);
+    const char *algo = jaccl_param_str(JP_ALGO); /* one of the algorithms' names, or "auto" */
     struct algo_choice *ch = &c->choice;
     ch->wires = c->wires;
     ch->mesh_max_bytes = (size_t)jaccl_param_int(JP_MESH_MAX_BYTES);
     ch->mesh_max_ranks = (int)jaccl_param_int(JP_MESH_MAX_RANKS);
     ch->rhd_min_bytes = (size_t)jaccl_param_int(JP_RHD_MIN_BYTES);
     ch->rhd_max_bytes = (size_t)jaccl_param_int(JP_RHD_MAX_BYTES);
-    ch->force = strcmp(algo, "ring") == 0   ? ALGO_RING
-                : strcmp(algo, "mesh") == 0 ? ALGO_MESH
-                : strcmp(algo, "rhd") == 0  ? ALGO_RHD
-                                            : 0;
-    /* Every pair connected: what the mesh and halving-doubling need, when either may run. */
-    int pow2 = algo_pow2(c->nranks);
-    int rhd_auto = ch->rhd_max_bytes > 0 && pow2 && c->nranks >= 4;
-    ch->mesh_connected = ch->force == ALGO_MESH || (ch->force == ALGO_RHD && pow2) ||
-                         (ch->force == 0 && c->nranks <= ch->mesh_max_ranks &&
-                          (ch->mesh_max_bytes > 0 || rhd_auto));
+    ch->force = algo_by_name(algo);
+    ch->mesh_connected = algo_needs_all_pairs(c->nranks, ch);
 }
 
 /* Each pair shares one connection, opened by the lower rank; with two ranks each opens one,

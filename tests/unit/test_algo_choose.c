@@ -16,7 +16,7 @@
 static struct algo_choice auto_choice(void)
 {
     return (struct algo_choice){.mesh_connected = 1,
-                                .force = 0,
+                                .force = ALGO_AUTO,
                                 .mesh_max_bytes = 65536,
                                 .mesh_max_ranks = 8,
                                 .rhd_max_bytes = 0,
@@ -76,7 +76,7 @@ static void test_choice_rhd(void **state)
     assert_int_equal(pick(1, 10, &ch), ALGO_LOCAL);
     ch.mesh_connected = 0; /* no connection to the partners */
     assert_int_equal(pick(4, 100000, &ch), ALGO_RING);
-    ch.force = 0;
+    ch.force = ALGO_AUTO;
     assert_int_equal(pick(4, 100000, &ch), ALGO_RING);
     assert_string_equal(algo_name(ALGO_RHD), "rhd");
 }
