@@ -97,8 +97,14 @@ $(BUILD)/obj/%.o: %.c | $(BUILD)/.deps-lib $(VERSION_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(if $(findstring /algo/kern,$<),$(CFLAGS_FAST)) -c $< -o $@
 
-$(LIB): $(PLUGIN_OBJ) plugin/exports.map
-	$(CC) -shared -o $@ $(PLUGIN_OBJ) -Wl,--version-script=plugin/exports.map \
+# The linker's export list, from the one list of ABI versions (plugin/abi/versions.h).
+EXPORTS_MAP := $(BUILD)/gen/exports.map
+$(EXPORTS_MAP): plugin/exports.map.in plugin/abi/versions.h
+	@mkdir -p $(dir $@)
+	$(CC) -E -P -x c -Iplugin $< -o $@
+
+$(LIB): $(PLUGIN_OBJ) $(EXPORTS_MAP)
+	$(CC) -shared -o $@ $(PLUGIN_OBJ) -Wl,--version-script=$(EXPORTS_MAP) \
 	      -Wl,-z,defs -Wl,-z,nodelete -Wl,-soname,libnccl-net-jaccl.so $(LDSAN) $(LDLIBS)
 
 # NCCL 2.28's unload bug re-resolves the default name; a symlink keeps jaccl loaded.

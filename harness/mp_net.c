@@ -22,6 +22,32 @@ static const char *const lib_names[] = {"jaccl", "libnccl-net-jaccl.so"};
      : (n)->version == 11 ? (n)->t.v11->slot(__VA_ARGS__) \
                           : (n)->t.v12->slot(__VA_ARGS__))
 
+#define MP_VERSION_OF(v) v,
+
+static int g_all[] = {JACCL_ABI_VERSIONS(MP_VERSION_OF)};
+static int g_sample[] = {JACCL_ABI_NEWEST, JACCL_ABI_CTX, JACCL_ABI_OLDEST};
+
+int mp_nversions(enum mp_versions set)
+{
+    return set == MP_ALL_VERSIONS ? (int)(sizeof(g_all) / sizeof(g_all[0]))
+                                  : (int)(sizeof(g_sample) / sizeof(g_sample[0]));
+}
+
+int mp_run_versions(int argc, char **argv, enum mp_versions set, const char *what, int nranks,
+                    int timeout_s, mp_rank_fn fn)
+{
+    int *v = set == MP_ALL_VERSIONS ? g_all : g_sample;
+    int failed = 0;
+    for (int i = 0; i < mp_nversions(set); i++) {
+        char name[96];
+        snprintf(name, sizeof(name), "%s%sncclNetPlugin_v%d", what ? what : "", what ? ", " : "",
+                 v[i]);
+        if (mp_selected(argc, argv, i))
+            failed += mp_run(name, nranks, timeout_s, fn, &v[i]);
+    }
+    return failed;
+}
+
 int mp_net_load(struct mp_net *n, int version)
 {
     memset(n, 0, sizeof(*n));
@@ -43,7 +69,7 @@ int mp_net_load(struct mp_net *n, int version)
     char sym[32];
     snprintf(sym, sizeof(sym), "ncclNetPlugin_v%d", version);
     const void *t = dlsym(n->lib, sym);
-    if (!t || version < 8 || version > 12) {
+    if (!t || version < JACCL_ABI_OLDEST || version > JACCL_ABI_NEWEST) {
         mp_note("%s: no symbol %s", n->path, sym);
         dlclose(n->lib);
         n->lib = NULL;

@@ -8,23 +8,34 @@
 
 #include <stddef.h>
 
+#include "abi/versions.h"
+#include "mp_proc.h"
 #include "nccl_abi/net.h"
 
+#define MP_NET_TABLE_PTR(n) const ncclNet_v##n##_t *v##n;
+
 struct mp_net {
-    int version; /* 8 .. 12 */
+    int version; /* JACCL_ABI_OLDEST .. JACCL_ABI_NEWEST */
     void *lib;
     const char *name; /* the name dlopen accepted */
     char path[256];   /* the file the loader picked */
     union {
-        const ncclNet_v8_t *v8;
-        const ncclNet_v9_t *v9;
-        const ncclNet_v10_t *v10;
-        const ncclNet_v11_t *v11;
-        const ncclNet_v12_t *v12;
+        JACCL_ABI_VERSIONS(MP_NET_TABLE_PTR)
     } t;
     void *ctx; /* v11, v12: from mp_net_init */
     int dev;   /* device the helpers use: the one named "lo" (tests set SOCKET_IFNAME=lo) */
 };
+
+/* Which table versions a test runs through: all of them (plugin/abi/versions.h), or a sample
+ * of the three shapes (the newest, the first with an init context, the oldest). */
+enum mp_versions { MP_ALL_VERSIONS, MP_SAMPLE_VERSIONS };
+/* Runs fn on nranks ranks once per version of the set, as scenario "<what>, ncclNetPlugin_vN"
+ * (what may be NULL; arg: a pointer to the version), scenarios 0.. of the program, each only
+ * where the command line selects its index (mp_selected). Returns how many failed. */
+int mp_run_versions(int argc, char **argv, enum mp_versions set, const char *what, int nranks,
+                    int timeout_s, mp_rank_fn fn);
+/* How many versions the set has (the index of a program's next scenario). */
+int mp_nversions(enum mp_versions set);
 
 /* dlopen("jaccl"), then "libnccl-net-jaccl.so" (RTLD_NOW|RTLD_LOCAL) and dlsym of
  * ncclNetPlugin_v<version>. 0, or -1 with a note saying why. */

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# Checks that libnccl-net-jaccl.so exports exactly the ten ABI tables, as data, and nothing
-# else: a stray global could bind to a same-named symbol of NCCL or of another plugin.
+# Checks that libnccl-net-jaccl.so exports exactly the ABI tables, a net and a CollNet one for
+# each version of plugin/abi/versions.h, as data, and nothing else: a stray global could bind to
+# a same-named symbol of NCCL or of another plugin.
 #
 #   tests/check_exports.sh BUILD_DIR
 set -u
@@ -24,7 +25,9 @@ syms=$(nm -D --defined-only "$lib") || fail "nm failed on $lib"
 
 tmp=$(mktemp -d) || fail "mktemp failed"
 trap 'rm -rf "$tmp"' EXIT
-for v in 8 9 10 11 12; do
+versions=$(sed -n 's/^#define JACCL_ABI_VERSIONS(X) //p' plugin/abi/versions.h | grep -o '[0-9][0-9]*')
+[ -n "$versions" ] || fail "no versions in plugin/abi/versions.h"
+for v in $versions; do
     printf 'ncclNetPlugin_v%s\nncclCollNetPlugin_v%s\n' "$v" "$v"
 done | LC_ALL=C sort > "$tmp/want"
 # Version nodes (type A) and the linker's _init/_fini/_edata/_end/__bss_start are housekeeping,

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The ten tables NCCL looks up by name (ncclNetPlugin_vN, ncclCollNetPlugin_vN), the only
- * symbols the library exports (plugin/exports.map). NCCL 2.30 takes v12, 2.28 v11; the older
- * tables let NCCL 2.20 .. 2.27 load the same library. Each slot is the internal API function
- * itself when its signature names no versioned type, else the oldest shim that fits
- * (shims.h).
+ * symbols the library exports (plugin/exports.map.in, for each version of abi/versions.h).
+ * NCCL 2.30 takes v12, 2.28 v11; the older tables let NCCL 2.20 .. 2.27 load the same library. Each
+ * slot is the internal API function itself when its signature names no versioned type, else the
+ * oldest shim that fits (shims.h).
  *
  * NULL slots, all tolerated by NCCL: regMrDmaBuf (host memory only), getDeviceMr and
  * irecvConsumed (no device offload), makeVDevice (no NIC fusion). */
 #include <stddef.h>
 
 #include "abi/shims.h"
+#include "abi/versions.h"
 #include "core/api.h"
 #include "nccl_abi/net.h"
 
@@ -243,3 +244,10 @@ JACCL_EXPORT const ncclCollNet_v8_t ncclCollNetPlugin_v8 = {
         .closeColl = jaccl_coll_close,
         .closeListen = jaccl_coll_close_listen,
 };
+
+/* Every version of the list has both tables: one missing fails to compile here. */
+#define JACCL_TABLES_OF(v) {v, &ncclNetPlugin_v##v, &ncclCollNetPlugin_v##v},
+static const struct {
+    int version;
+    const void *net, *coll;
+} g_tables[] __attribute__((used)) = {JACCL_ABI_VERSIONS(JACCL_TABLES_OF)};

@@ -292,16 +292,12 @@ static int strangers_rank(int rank, int nranks, void *arg)
     return rc;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    static int versions[] = {12, 11, 8};
-    int failed = 0;
     mp_begin("p2p_badhandle", "garbage handles and strangers on the listen port");
-    for (int i = 0; i < (int)(sizeof(versions) / sizeof(versions[0])); i++) {
-        char what[64];
-        snprintf(what, sizeof(what), "garbage handles, ncclNetPlugin_v%d", versions[i]);
-        failed += mp_run(what, 2, mp_scaled(60), garbage_rank, &versions[i]);
-    }
-    failed += mp_run("strangers on the listen port", 3, mp_scaled(60), strangers_rank, NULL);
+    int failed = mp_run_versions(argc, argv, MP_SAMPLE_VERSIONS, "garbage handles", 2,
+                                 mp_scaled(60), garbage_rank);
+    if (mp_selected(argc, argv, mp_nversions(MP_SAMPLE_VERSIONS)))
+        failed += mp_run("strangers on the listen port", 3, mp_scaled(60), strangers_rank, NULL);
     return mp_end(failed);
 }

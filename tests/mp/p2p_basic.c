@@ -202,15 +202,8 @@ static int basic_rank(int rank, int nranks, void *arg)
     return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    static int versions[] = {8, 9, 10, 11, 12};
-    int failed = 0;
     mp_begin("p2p_basic", "every table, sizes 0 .. 64 MiB both ways, unaligned, exact sizes");
-    for (int i = 0; i < (int)(sizeof(versions) / sizeof(versions[0])); i++) {
-        char what[64];
-        snprintf(what, sizeof(what), "ncclNetPlugin_v%d", versions[i]);
-        failed += mp_run(what, 2, mp_scaled(60), basic_rank, &versions[i]);
-    }
-    return mp_end(failed);
+    return mp_end(mp_run_versions(argc, argv, MP_ALL_VERSIONS, NULL, 2, mp_scaled(60), basic_rank));
 }

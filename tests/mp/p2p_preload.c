@@ -85,15 +85,9 @@ static int preload_rank(int rank, int nranks, void *arg)
     return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    static int versions[] = {12, 11, 8};
-    int failed = 0;
     mp_begin("p2p_preload", "irecv overwrites a preloaded *request = 0x1");
-    for (int i = 0; i < (int)(sizeof(versions) / sizeof(versions[0])); i++) {
-        char what[64];
-        snprintf(what, sizeof(what), "ncclNetPlugin_v%d", versions[i]);
-        failed += mp_run(what, 2, mp_scaled(60), preload_rank, &versions[i]);
-    }
-    return mp_end(failed);
+    return mp_end(
+            mp_run_versions(argc, argv, MP_SAMPLE_VERSIONS, NULL, 2, mp_scaled(60), preload_rank));
 }

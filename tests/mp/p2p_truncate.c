@@ -81,15 +81,9 @@ static int truncate_rank(int rank, int nranks, void *arg)
     return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    static int versions[] = {12, 11, 8};
-    int failed = 0;
     mp_begin("p2p_truncate", "send > posted capacity: ncclInvalidUsage + WARN, sender errors");
-    for (int i = 0; i < (int)(sizeof(versions) / sizeof(versions[0])); i++) {
-        char what[64];
-        snprintf(what, sizeof(what), "ncclNetPlugin_v%d", versions[i]);
-        failed += mp_run(what, 2, mp_scaled(60), truncate_rank, &versions[i]);
-    }
-    return mp_end(failed);
+    return mp_end(
+            mp_run_versions(argc, argv, MP_SAMPLE_VERSIONS, NULL, 2, mp_scaled(60), truncate_rank));
 }
