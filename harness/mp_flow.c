@@ -129,6 +129,21 @@ int mp_flow_test(struct mp_flow *f)
     return f->done == f->count;
 }
 
+int mp_flow_fill(struct mp_flow *f, double deadline)
+{
+    int want = f->count - f->done < f->window ? f->count - f->done : f->window;
+
+    for (;;) {
+        if (f->err != ncclSuccess || post_more(f) != 0)
+            return -1;
+        if (f->posted - f->done >= want)
+            return 0;
+        if (mp_now() > deadline)
+            return -1;
+        mp_poll_pause(0);
+    }
+}
+
 int mp_flow_step(struct mp_flow *f)
 {
     if (mp_flow_test(f) < 0 || post_more(f) != 0)

@@ -47,6 +47,11 @@ struct mp_flow {
 int mp_flow_step(struct mp_flow *f);
 /* Only the test half of a step: completions, nothing posted. Same return values. */
 int mp_flow_test(struct mp_flow *f);
+/* Only the post half, until a whole window (or every message, if fewer) is in flight: NULL
+ * requests are posted again, nothing is tested. 0 once full; -1 on an error (f->err) or when
+ * `deadline` (mp_now() seconds) passes first. For "the plugin holds this many requests at
+ * once" checks: how soon the peer's clear-to-sends come is then no part of the verdict. */
+int mp_flow_fill(struct mp_flow *f, double deadline);
 /* Between two polls of the plugin: sleeps MP_POLL_SLEEP_US microseconds if it is set, else
  * def_us; 0 = sched_yield(), as NCCL's proxy progress thread does. */
 void mp_poll_pause(long def_us);
