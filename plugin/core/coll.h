@@ -242,7 +242,7 @@ void *coll_progress_main(void *arg);
  * The caller holds run_lock. */
 int coll_progress_round(struct coll_comm *c);
 /* Progress on the caller's thread (test(), the i* calls) if nobody else is running the state
- * machine right now: -1 if somebody was (or the comm closes), 0 if it ran until nothing moved,
+ * machine right now: -EBUSY if somebody was (or the comm closes), 0 if it ran until nothing moved,
  * 1 if it stopped while things still moved (the progress thread should carry on). */
 int coll_progress_inline(struct coll_comm *c);
 

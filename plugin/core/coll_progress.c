@@ -6,6 +6,7 @@
  * (NCCL_JACCL_SPIN_US, the fabric's one adaptive spin), then sleeps. A failure of the comm fails
  * the running operation and every later one. An operation that waits on a live peer is waited for,
  * with a WARN after NCCL_JACCL_TIMEOUT, then after twice as long, and so on. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -102,7 +103,7 @@ int coll_progress_inline(struct coll_comm *c)
 {
     atomic_store_explicit(&c->polled_ns, jaccl_now_ns(), memory_order_relaxed);
     if (atomic_load(&c->closing) || pthread_mutex_trylock(&c->run_lock) != 0)
-        return -1;
+        return -EBUSY; /* someone else runs it (or the comm closes) */
     int moving = 1;
     for (int i = 0; i < INLINE_ROUNDS && moving; i++)
         moving = coll_progress_round(c);

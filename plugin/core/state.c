@@ -282,7 +282,7 @@ int jaccl_state_hold(void)
     int ok = g_ops != NULL;
     g_holds += ok;
     pthread_mutex_unlock(&g_lock);
-    return ok ? 0 : -1;
+    return ok ? 0 : -ENODEV; /* no fabric: nothing was initialised */
 }
 
 void jaccl_state_put(void)

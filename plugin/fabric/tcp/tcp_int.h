@@ -201,7 +201,7 @@ uint64_t fab_tcp_tx_heartbeat(struct fab_ep *ep, struct tcp_lane *l, uint64_t no
 int fab_tcp_post_recv(struct fab_ep *ep, int lane, void *buf, size_t cap, struct fab_mr *mr,
                       uint64_t wr_id);
 /* Reads and delivers what the lane's socket has, up to TCP_RX_BUDGET bytes. Returns the number
- * of messages completed, or -1 once the endpoint is in error. Sets l->rx.ready = 0 when the
+ * of messages completed, or -EPIPE once the endpoint is in error. Sets l->rx.ready = 0 when the
  * socket ran dry. Caller holds l->rx_mu. */
 int fab_tcp_rx_service(struct fab_ep *ep, struct tcp_lane *l);
 

@@ -294,5 +294,5 @@ int fab_tcp_rx_service(struct fab_ep *ep, struct tcp_lane *l)
         atomic_store_explicit(&ep->last_rx_ns, jaccl_now_ns(), memory_order_relaxed);
     if (n == TCP_RX_DRY)
         l->rx.ready = 0;
-    return n == -1 ? -1 : done;
+    return n == -1 ? -EPIPE : done;
 }
