@@ -62,10 +62,16 @@ int cn_load(struct cn *n, int version)
     return 0;
 }
 
+ncclResult_t cn_finalize(struct cn *n)
+{
+    void *ctx = n->ctx;
+    n->ctx = NULL;
+    return n->version >= 11 && ctx ? CN_NEW(n, finalize, ctx) : ncclSuccess;
+}
+
 void cn_unload(struct cn *n)
 {
-    if (n->version >= 11 && n->ctx)
-        MP_OK(CN_NEW(n, finalize, n->ctx));
+    MP_OK(cn_finalize(n));
     /* No dlclose: the plugin is linked nodelete, as NCCL keeps it. */
 }
 
@@ -97,7 +103,7 @@ ncclResult_t cn_regmr(struct cn *n, void *p, size_t len, void **mh)
                             : n->v8->regMr(n->cc, p, len, NCCL_PTR_HOST, mh);
 }
 
-static ncclResult_t cn_deregmr(struct cn *n, void *mh)
+ncclResult_t cn_deregmr(struct cn *n, void *mh)
 {
     return n->version >= 11 ? CN_NEW(n, deregMr, n->cc, mh) : n->v8->deregMr(n->cc, mh);
 }

@@ -56,6 +56,12 @@ ncclResult_t cn_close(struct cn *n, void *cc);
 
 ncclResult_t cn_regmr(struct cn *n, void *p, size_t len, void **mh);
 
+ncclResult_t cn_deregmr(struct cn *n, void *mh);
+
+/* finalize of the init context (v11, v12; nothing for v8), which is then gone: cn_unload
+ * finalizes nothing more. */
+ncclResult_t cn_finalize(struct cn *n);
+
 ncclResult_t cn_test(struct cn *n, void *req, int *done, int *size);
 
 ncclResult_t cn_allreduce(struct cn *n, void *s, void *r, size_t count, int type, int op, void *smh,

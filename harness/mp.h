@@ -8,6 +8,7 @@
 #define MP_MP_H
 
 #include "mp_check.h"
+#include "mp_closes.h"
 #include "mp_data.h"
 #include "mp_flow.h"
 #include "mp_link.h"

@@ -69,6 +69,17 @@ static int peer_left(struct coll_comm *c, const struct coll_link *l, const char 
                      l->peer, l->desc, l->down, seq, what, lane);
 }
 
+/* An endpoint that broke under us: nothing more is posted on it, and its link goes down
+ * (link_down) once the completions already queued are dispatched (coll_x_poll): the fabric
+ * queues every message that landed before it reports the failure, and a link taken down
+ * before those are counted would lose them. 1 while the link is broken but not down yet. */
+static int link_broken(struct coll_comm *c, struct coll_link *l)
+{
+    if (!l->broken && l->ep && !l->final)
+        l->broken = c->ops->ep_error(l->ep, NULL);
+    return l->broken != 0 && l->ep != NULL;
+}
+
 /* Callers ask only when they want to send (or post) the next message of an operation. Once
  * nxt is armed, cur has posted all its sends, so the one asking is nxt: it is judged when it
  * becomes cur (it asks again), and cur may still complete with what is already on its way. */
@@ -77,6 +88,8 @@ static int x_can_send(struct algo_xport *x, int peer, int lane)
     struct coll_comm *c = xport_comm(x);
     struct coll_link *l = &c->links[coll_x_link(c, peer, lane, 0)];
     struct coll_stream *s = &l->s[lane];
+    if (link_broken(c, l))
+        return 0;
     if (l->final && s->granted == s->sent) { /* its grants are final: no receive is coming */
         if (!(c->nxt && c->nxt_armed))
             peer_left(c, l, "send to", lane);
@@ -90,6 +103,8 @@ static int x_can_recv(struct algo_xport *x, int peer, int lane)
     struct coll_comm *c = xport_comm(x);
     struct coll_link *l = &c->links[coll_x_link(c, peer, lane, 1)];
     struct coll_stream *s = &l->s[lane];
+    if (link_broken(c, l))
+        return 0;
     if (l->final && (int32_t)(s->posted - l->peer_sent[lane]) >= 0) {
         if (!c->nxt) /* else nxt asks: cur posted all its receives before nxt began */
             peer_left(c, l, "receive from", lane); /* it sent its last message already */
@@ -250,12 +265,12 @@ static int link_done(struct coll_comm *c, const struct coll_link *l)
  * needs the peer fails (coll_x_check_left now, x_can_send and x_can_recv as it asks). So one
  * rank leaving never fails an operation that every rank had finished sending for, however
  * slow this rank is to finish it. */
-static void link_down(struct coll_comm *c, struct coll_link *l, const struct fab_wc *wc)
+static void link_down(struct coll_comm *c, struct coll_link *l, enum fab_wc_status st)
 {
     const char *why = NULL;
     if (!atomic_load(&c->closing) && !l->bye_rcvd) {
-        l->down_rc = jaccl_wc_failure(c->ops, l->ep, wc->status, &why);
-        snprintf(l->down, sizeof(l->down), "%s", why ? why : fab_wc_status_str(wc->status));
+        l->down_rc = jaccl_wc_failure(c->ops, l->ep, st, &why);
+        snprintf(l->down, sizeof(l->down), "%s", why ? why : fab_wc_status_str(st));
         JINFO(NCCL_NET, "CollNet rank %d: connection to rank %d (%s) went down: %s", c->rank,
               l->peer, l->desc, l->down);
     }
@@ -271,6 +286,16 @@ static void link_down(struct coll_comm *c, struct coll_link *l, const struct fab
     }
     if (!atomic_load(&c->closing))
         coll_x_check_left(c);
+}
+
+/* A control message (credits, goodbye) or control receive that could not be posted: no
+ * operation needs it by itself, so an endpoint that broke is the link going down, not a
+ * failure of the comm. */
+static void ctrl_post_failed(struct coll_comm *c, struct coll_link *l, int rc, const char *what,
+                             size_t len)
+{
+    if (!link_broken(c, l))
+        post_failed(c, l, rc, what, len);
 }
 
 /* Whether link l's peer runs operation q, as far as its last control message says (a peer at
@@ -371,7 +396,7 @@ static void on_ctrl(struct coll_comm *c, struct coll_link *l, int li, uint32_t i
     int rc = c->ops->post_recv(l->ep, c->ndata, &l->rx[idx % COLL_CTRL_N], sizeof(m), c->ctrl_mr,
                                COLL_WR(COLL_WR_CRECV, li, c->ndata, idx));
     if (rc != 0 && !link_done(c, l))
-        post_failed(c, l, rc, "control receive", sizeof(m)); /* the peer's side broke, mostly */
+        ctrl_post_failed(c, l, rc, "control receive", sizeof(m));
 }
 
 static void on_data(struct coll_comm *c, struct coll_link *l, const struct fab_wc *wc)
@@ -396,7 +421,7 @@ static void on_wc(struct coll_comm *c, const struct fab_wc *wc)
     if (!l || l->peer < 0 || !l->ep)
         return; /* a connection that never completed, or one we closed */
     if (wc->status != FAB_WC_OK) {
-        link_down(c, l, wc);
+        link_down(c, l, wc->status);
         return;
     }
     switch (COLL_WR_TYPE(wc->wr_id)) {
@@ -448,6 +473,9 @@ int coll_x_poll(struct coll_comm *c)
     }
     for (int i = 0; i < nfailed; i++)
         on_wc(c, &failed[i]);
+    for (int i = 0; i < c->nlinks; i++) /* broken, and every queued completion dispatched */
+        if (c->links[i].broken && c->links[i].ep)
+            link_down(c, &c->links[i], (enum fab_wc_status)c->links[i].broken);
     return total;
 }
 
@@ -470,7 +498,7 @@ static void send_ctrl(struct coll_comm *c, struct coll_link *l, int li, uint32_t
     int rc = c->ops->post_send(l->ep, c->ndata, m, sizeof(*m), c->ctrl_mr,
                                COLL_WR(COLL_WR_CSEND, li, c->ndata, l->tx_posted));
     if (rc != 0) {
-        post_failed(c, l, rc, "control message", sizeof(*m));
+        ctrl_post_failed(c, l, rc, "control message", sizeof(*m));
         return;
     }
     l->tx_posted++;
