@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Running the queued operations of a comm, in order, on the progress thread.
+/* Running the queued operations of a comm, in order, by whoever holds its run_lock: a caller
+ * polling inline (test(), the i* calls) or the comm's progress thread (coll_progress.c).
  *
  * Up to two operations are under way: cur, the oldest, and nxt, the one queued behind it. nxt
  * starts by posting its receives (and so sending their credits) once cur has posted all of its
