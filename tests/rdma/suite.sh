@@ -12,7 +12,9 @@
 # (30 minutes on 2026-12-03, UC CollNet alone 15):
 #   UC (the default QP type)  every point-to-point test but p2p_lifetime; every CollNet test, but the scenarios
 #                             of 5 to 8 ranks only in part (one ring and one mesh of 7 or 8
-#                             ranks, two of 5 and 6 in coll_basic; none in window and stress);
+#                             ranks, two of 5 and 6 in coll_basic; none in window and stress)
+#                             and the teardown scenarios on the ring of 2 or 3 ranks (destroy
+#                             at once, staggered, leave at once, abort busy and idle);
 #   RC                        the same point-to-point tests; CollNet ring and mesh of 2 to 4 ranks,
 #                             a rank killed, windows;
 #   1% loss                   tests/rdma/rdma_p2p on UC and RC, p2p_basic and CollNet ring and
@@ -42,9 +44,9 @@ export JACCL_TEST_PEER_MATCH=10.77.0.
 # The p2p tests for verbs: every one but p2p_lifetime, the core's leak test (10,000 connect/close
 # cycles, most of an hour under emulation; it counts threads, which the verbs back end's
 # progress thread makes a moving target). It runs on tcp in every other suite.
-P2P_VERBS="badhandle basic close_inflight close_order early_send inflight localfail peerdeath preload regmr truncate"
+P2P_VERBS="badhandle basic close_inflight close_order early_send inflight localfail peerdeath preload regmr teardown truncate"
 # CollNet scenario lists (indices into each test's table of scenarios).
-COLL_UC="basic:0,1,2,3,4,5,6,7,9,10,12,13,14 fail window:0,1,3,4,5,7,8,10 stress:0,1,2"
+COLL_UC="basic:0,1,2,3,4,5,6,7,9,10,12,13,14 fail window:0,1,3,4,5,7,8,10 stress:0,1,2 teardown:0,3,6,9,13"
 COLL_RC="basic:0,1,2,4,5,12,14 fail:2,3 window:0,4"
 COLL_LOSS="basic:0,1,4,5"
 STEP_TMO=${RDMA_STEP_TIMEOUT:-1500} # CollNet on UC took 678 s alone, 900+ on a loaded host
