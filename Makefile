@@ -15,6 +15,7 @@
 #   make test-rdma  the verbs suites on soft-RoCE in a qemu VM (RDMA_BENCH=1: + benchmark)
 #   make fuzz       every libFuzzer target in tests/fuzz for FUZZ_S seconds (default 30)
 #   make test-tsan  the unit and multi-process suites built with ThreadSanitizer
+#   make test-noisy test-fast while two load processes keep both cores busy (not in make test)
 #   make format     clang-format every source file
 #   make docs       regenerate docs/configuration.md from the parameter table
 #
@@ -70,7 +71,7 @@ FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 
 .PHONY: all lib tools tests deps test check test-fast test-asan test-tsan tests-tsan fuzz fuzz-bins \
-        fuzz-seeds demo perf format format-check clean docs test-net
+        fuzz-seeds demo perf format format-check clean docs test-net test-noisy
 all: lib tools
 lib: $(LIB) $(BUILD)/libnccl-net.so
 tools: $(TOOL_BIN)
@@ -165,6 +166,18 @@ check: test
 
 test-fast: all tests
 	BUILD=$(BUILD) tests/run_all.sh
+
+# test-fast again while a plain busy loop and a sched_yield() loop (the way NCCL's proxy polls)
+# keep both cores busy: a test whose verdict bets on a thread running within some milliseconds
+# fails here. The script starts the two loads and stops them when it exits, pass or fail. Not
+# part of `make test`: it is there to show the suite does not flake. The whole log of each
+# failed suite lands in $(BUILD)/noisy-logs.
+test-noisy: $(BUILD)/tests/noise_load
+	BUILD=$(BUILD) MAKE="$(MAKE)" tests/run_noisy.sh
+
+$(BUILD)/tests/noise_load: tests/noise_load.c | $(BUILD)/.deps-lib
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< -o $@
 
 # One rank in each of two network namespaces on a veth pair: the multi-host benchmarks, netem
 # delay/loss/reordering/duplication, the link taken down, a link flap (root; JACCL_NET_SKIP=1

@@ -93,6 +93,19 @@ int mp_reaper_idle(void)
     return 1;
 }
 
+int mp_threads_down_to(int want)
+{
+    settle_sanitizer_threads();
+    mp_reaper_idle();
+    double deadline = mp_now() + mp_scaled(10);
+    int n = count_dir("/proc/self/task");
+    while (n > want && mp_now() < deadline) {
+        mp_sleep_ms(5);
+        n = count_dir("/proc/self/task");
+    }
+    return n;
+}
+
 int mp_thread_count(void)
 {
     settle_sanitizer_threads();

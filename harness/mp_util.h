@@ -10,6 +10,10 @@ double mp_now(void); /* seconds, monotonic */
 void mp_sleep_ms(int ms);
 /* Threads of this process, from /proc/self/task. */
 int mp_thread_count(void);
+/* The same once it is down to `want`, or what it still is after mp_scaled(10) s: for "no thread
+ * left behind" checks. A thread just joined stays listed until it has finished exiting, which on
+ * a loaded box waits for a CPU for longer than any fixed settling time. */
+int mp_threads_down_to(int want);
 /* Listening TCP sockets of this process: fills up to max fds, returns the count. Used to find
  * the port behind a listen comm without knowing the handle's layout. */
 int mp_listen_fds(int *fds, int max);

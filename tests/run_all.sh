@@ -12,6 +12,8 @@ if [ "${JACCL_TEST_SAN:-0}" = 1 ]; then
     export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0}
     export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 fi
+# JACCL_TEST_LOG_DIR=DIR keeps the whole log of each failed suite there (make test-noisy sets
+# it): the last lines printed below seldom say which check of a long suite failed.
 pass=0
 fail=0
 failed=()
@@ -30,6 +32,10 @@ run() { # name, command...
         failed+=("$name")
         echo "FAIL $name ($((SECONDS - t0)) s); last lines:"
         tail -n 40 "$log" | sed 's/^/    /'
+        if [ -n "${JACCL_TEST_LOG_DIR:-}" ] && mkdir -p "$JACCL_TEST_LOG_DIR"; then
+            cp "$log" "$JACCL_TEST_LOG_DIR/${name//\//_}.log"
+            echo "    (whole log: $JACCL_TEST_LOG_DIR/${name//\//_}.log)"
+        fi
     fi
     rm -f "$log"
 }

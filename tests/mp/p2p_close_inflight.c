@@ -104,7 +104,7 @@ static int close_rank(int rank, int nranks, void *arg)
     else
         outlive(&n, rank, &f, bytes);
     MP_OK(mp_net_fini(&n));
-    int threads = mp_thread_count();
+    int threads = mp_threads_down_to(threads0);
     MP_CHECK(threads == threads0, "%d thread(s) before init, %d after the last finalize", threads0,
              threads);
     mp_net_unload(&n);
@@ -189,7 +189,7 @@ static int cycles_rank(int rank, int nranks, void *arg)
         void *first = n.ctx;
         three_ctx_cycle(&n);
         MP_OK(mp_net_finalize_ctx(&n, first));
-        int threads = mp_thread_count();
+        int threads = mp_threads_down_to(threads0);
         MP_CHECK(threads == threads0,
                  "round %d: %d thread(s) before init, %d after the last "
                  "finalize",

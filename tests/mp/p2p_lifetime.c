@@ -88,6 +88,14 @@ static struct usage usage_now(void)
     return (struct usage){count_fds(), threads, mem_bytes()};
 }
 
+/* The same after the cycles: threads counted once down to `before`'s (those just joined may
+ * still be exiting). */
+static struct usage usage_after(struct usage before)
+{
+    int threads = mp_threads_down_to(before.threads);
+    return (struct usage){count_fds(), threads, mem_bytes()};
+}
+
 /* Prints the figures and checks them flat. */
 static int usage_flat(const char *what, int cycles, struct usage a, struct usage b)
 {
@@ -242,7 +250,7 @@ static int p2p_cycles_rank(int rank, int nranks, void *arg)
         ok &= p2p_cycle(&n, rank, h, lc);
     }
     ok = ok && usage_flat(rank == 0 ? "p2p connect + closeSend" : "p2p accept + closeRecv", cycles,
-                          a, usage_now());
+                          a, usage_after(a));
     if (lc)
         MP_OK(mp_net_close_listen(&n, lc));
     MP_OK(mp_net_fini(&n));
@@ -281,7 +289,7 @@ static int coll_cycles_rank(int rank, int nranks, void *arg)
             a = usage_now();
         ok &= coll_cycle(&c, rank, i);
     }
-    ok = ok && usage_flat("CollNet listen + connect + closeColl", cycles, a, usage_now());
+    ok = ok && usage_flat("CollNet listen + connect + closeColl", cycles, a, usage_after(a));
     cn_unload(&c);
     return ok ? 0 : 1;
 }
@@ -308,7 +316,7 @@ static int init_cycles_rank(int rank, int nranks, void *arg)
         n.ctx = keep;
         ok &= MP_OK(mp_net_finalize_ctx(&n, ctx));
     }
-    ok = ok && usage_flat("init + listen + closeListen + finalize", cycles, a, usage_now());
+    ok = ok && usage_flat("init + listen + closeListen + finalize", cycles, a, usage_after(a));
     MP_OK(mp_net_fini(&n));
     return ok ? 0 : 1;
 }

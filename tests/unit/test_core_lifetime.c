@@ -56,15 +56,16 @@ static double now(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* The thread count once it is down to want, or what it still is after 2 s. A thread that was
+/* The thread count once it is down to want, or what it still is after 10 s. A thread that was
  * just joined can still be listed for a moment (pthread_join returns when the kernel clears its
- * tid, a little before the task is released; longer on a loaded box), as mp_thread_count knows;
- * a thread left running never leaves the list. */
+ * tid, a little before the task is released; longer on a loaded box, where the exiting thread
+ * waits for a CPU to finish), as mp_thread_count knows; a thread left running never leaves the
+ * list. */
 static int threads_down_to(int want)
 {
     double t0 = now();
     int n = threads();
-    while (n > want && now() - t0 < 2) {
+    while (n > want && now() - t0 < 10) {
         nanosleep(&(struct timespec){0, 1000000}, NULL);
         n = threads();
     }

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -79,6 +80,22 @@ static void test_wait_quiets_before_sleeping(void **state)
     fab_swcq_destroy(cq);
 }
 
+/* A test clock that moves 1 us each time it is read: a spin's budget becomes a number of rounds
+ * (100 ms: tens of thousands), whatever the scheduler does between them. On the real clock a
+ * loaded box can take the CPU away for the whole spin between two rounds. */
+static _Atomic uint64_t g_ticks;
+
+static uint64_t ticking_clock(void)
+{
+    return atomic_fetch_add(&g_ticks, 1000) + 1000;
+}
+
+static int clock_restore(void **state)
+{
+    jaccl_clock_set(NULL);
+    return 0;
+}
+
 /* A completion the sources produce while cq_wait spins ends the wait without sleeping. */
 static void test_wait_spin_finds_completion(void **state)
 {
@@ -86,6 +103,7 @@ static void test_wait_spin_finds_completion(void **state)
     struct fake_src f = {.src = {.drive = fake_drive, .quiet = fake_quiet}, .cq = cq, .push_on = 3};
     struct fab_wc wc[4];
 
+    jaccl_clock_set(ticking_clock);
     fab_swcq_attach(cq, &f.src);
     assert_int_equal(fab_swcq_wait(cq, jaccl_now_ns() + 5000000000ull), 0);
     assert_int_equal(f.drives, 3);
@@ -134,7 +152,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_poll_drives_attached),
             cmocka_unit_test(test_wait_quiets_before_sleeping),
-            cmocka_unit_test(test_wait_spin_finds_completion),
+            cmocka_unit_test_teardown(test_wait_spin_finds_completion, clock_restore),
             cmocka_unit_test(test_crowded_no_inline),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -198,8 +198,10 @@ static void test_peer_close_send(void **state)
     p.afd = -1;
     static char chunk[65536];
     int rc = 0;
-    /* The first writes may still be accepted locally; the peer's RST then fails the next. */
-    for (int i = 0; i < 200 && rc >= 0; i++) {
+    /* The first writes may still be accepted locally; the peer's RST then fails the next. Tried
+     * for 10 s, not a number of times: on a loaded box the RST waits for the kernel's softirq
+     * thread. */
+    for (uint64_t dl = jaccl_mono_ns() + 10000000000ull; rc >= 0 && jaccl_mono_ns() < dl;) {
         size_t done = 0;
         rc = jaccl_sock_send_nb(p.cfd, chunk, sizeof(chunk), &done);
         if (rc == 0)
@@ -237,8 +239,11 @@ static void test_recv_all_deadline(void **state)
     uint64_t t0 = jaccl_now_ns();
     assert_int_equal(jaccl_sock_recv_all(p.afd, b, sizeof(b), t0 + 50000000), -ETIMEDOUT);
     uint64_t dt = jaccl_now_ns() - t0;
-    assert_true(dt >= 50000000);  /* waited for the deadline ... */
-    assert_true(dt < 2000000000); /* ... and not much longer */
+    assert_true(dt >= 50000000); /* waited for the deadline ... */
+    /* ... and returned at it, not at a later one: how soon this thread got the CPU back after
+     * poll() timed out is the scheduler's business, so the bound only catches a wait that runs
+     * on (a loaded box can hold a woken thread off a CPU for a while). */
+    assert_true(dt < 5000000000ull);
     /* a deadline already in the past fails without waiting, even with partial data */
     size_t done = 0;
     assert_int_equal(jaccl_sock_send_nb(p.cfd, "ab", 2, &done), 1);
