@@ -577,7 +577,8 @@ static void test_scope_pruned_on_close(void **state)
     static char buf[256];
     struct fab_ep_attr a = attr_of(1, 4, 0);
     struct fab_ep *extra[3];
-    struct fab_mr *mr, *pinned;
+    struct fab_mr *mr;
+    struct tcp_mr *pinned;
     struct pair p;
     uint64_t key;
 
@@ -588,11 +589,12 @@ static void test_scope_pruned_on_close(void **state)
         assert_int_equal(F->ep_create(p.dom[0], p.cq[0], &a, &extra[i]), 0);
         assert_int_equal(F->mr_remote(mr, extra[i], buf).rkey, key);
     }
-    assert_int_equal(mr->nscope, 4);
+    assert_int_equal(tcp_mr_of(mr)->nscope, 4);
     for (int i = 0; i < 3; i++)
         F->ep_close(extra[i]);
-    assert_int_equal(mr->nscope, 1);
-    assert_int_equal(fab_tcp_mr_pin(p.ep[0], key, (uint64_t)(uintptr_t)buf, 16, &pinned), 0);
+    assert_int_equal(tcp_mr_of(mr)->nscope, 1);
+    assert_int_equal(fab_tcp_mr_pin(tcp_ep_of(p.ep[0]), key, (uint64_t)(uintptr_t)buf, 16, &pinned),
+                     0);
     fab_tcp_mr_unpin(pinned);
     F->mr_dereg(mr);
     pair_close(&p);
@@ -1006,7 +1008,7 @@ static int reads_go_to(struct pair *p, unsigned char *src, unsigned char *dst, i
 
     while (jaccl_now_ns() < dl) {
         exchange(p, src, dst, 64, (*id)++);
-        if (atomic_load(&p->ep[1]->io_polled) == polled)
+        if (atomic_load(&tcp_ep_of(p->ep[1])->io_polled) == polled)
             return 1;
     }
     return 0;
@@ -1026,9 +1028,10 @@ static void test_crowded_reads_follow_size(void **state)
     jaccl_cpu_note_host_ranks(1);
     pair_open(&p, 2, 8, 0);
     assert_true(reads_go_to(&p, src, dst, 1, &id));
-    assert_int_equal(atomic_load(&p.ep[1]->big_rx_ns), 0); /* 64-byte messages only so far */
+    assert_int_equal(atomic_load(&tcp_ep_of(p.ep[1])->big_rx_ns),
+                     0); /* 64-byte messages only so far */
     exchange(&p, src, dst, BIG, id++);
-    assert_true(atomic_load(&p.ep[1]->big_rx_ns) > 0);
+    assert_true(atomic_load(&tcp_ep_of(p.ep[1])->big_rx_ns) > 0);
     assert_true(reads_go_to(&p, src, dst, 0, &id)); /* within the hand-off tick */
     msleep(5);                                      /* no large message since */
     assert_true(reads_go_to(&p, src, dst, 1, &id));
@@ -1036,7 +1039,7 @@ static void test_crowded_reads_follow_size(void **state)
     assert_true(reads_go_to(&p, src, dst, 0, &id));
     for (int i = 0; i < 50; i++) /* and it stays there */
         exchange(&p, src, dst, 64, id++);
-    assert_int_equal(atomic_load(&p.ep[1]->io_polled), 0);
+    assert_int_equal(atomic_load(&tcp_ep_of(p.ep[1])->io_polled), 0);
     pair_close(&p);
     free(src);
     free(dst);
