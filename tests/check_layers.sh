@@ -10,6 +10,9 @@
 #    which the include check cannot see.
 # And for the test code: no file includes a .c, and neither harness/ nor tools/ include
 # anything from tests/.
+# And the data path (core/p2p_proto.c, p2p_comm.c, mr.c, coll_*.c) never calls jaccl_fabric():
+# it reaches the fabric through the objects it holds, which carry their back end's ops
+# (fabric/fabric.h), so that nothing on it assumes one back end per process.
 #
 # Every violation is printed. The known ones are in tests/layers.allow (one a line, with the
 # reason), so the check passes on today's tree and fails on any new violation; an entry that no
@@ -95,6 +98,15 @@ check_test_code() {
         harness tools | sed 's/:[^"]*"\([^"]*\)"$/:\1/')
 }
 
+# ---- the data path: no process-wide fabric ----
+DATA_PATH=(plugin/core/p2p_proto.c plugin/core/p2p_comm.c plugin/core/mr.c plugin/core/coll_*.c)
+check_data_path() {
+    local hit
+    while read -r hit; do
+        violations+=("fabric ${hit%%:*} jaccl_fabric (line ${hit#*:}: calls the process-wide fabric)")
+    done < <(grep -Hn -E '(^|[^[:alnum:]_])jaccl_fabric[[:space:]]*\(' "${DATA_PATH[@]}" | cut -d: -f1,2)
+}
+
 # ---- objects ----
 # "object layer" of every object, then the global symbols each defines and needs.
 check_symbols() {
@@ -126,9 +138,10 @@ if [ ! -d "$OBJ" ]; then
 fi
 check_includes
 check_test_code
+check_data_path
 check_symbols
 
-# ---- the allow-list: "include|symbol <file> <header|symbol>  # reason", globs allowed ----
+# ---- the allow-list: "include|symbol|fabric <file> <header|symbol>  # reason", globs allowed ----
 declare -A used=()
 allowed() { # the violation's kind, file, what
     local n=0 kind file what rest

@@ -30,6 +30,7 @@
 #include "algo/algo.h"
 #include "core/comm.h"
 #include "core/conn.h"
+#include "util/container.h"
 #include "util/sticky.h"
 
 #define COLL_QSIZE      256
@@ -165,8 +166,6 @@ struct coll_comm {
 };
 
 /* The comm as the algorithms' transport (algo/xport.h), and back. */
-#define coll_container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
-
 static inline struct algo_xport *coll_xport(struct coll_comm *c)
 {
     return &c->xp;
@@ -174,12 +173,12 @@ static inline struct algo_xport *coll_xport(struct coll_comm *c)
 
 static inline struct coll_comm *xport_comm(struct algo_xport *x)
 {
-    return coll_container_of(x, struct coll_comm, xp);
+    return jaccl_container_of(x, struct coll_comm, xp);
 }
 
 static inline const struct coll_comm *xport_ccomm(const struct algo_xport *x)
 {
-    return coll_container_of(x, const struct coll_comm, xp);
+    return jaccl_container_of(x, const struct coll_comm, xp);
 }
 
 /* coll_handle.c */

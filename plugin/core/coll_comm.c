@@ -44,7 +44,6 @@ struct coll_comm *coll_comm_new(int dev, int nranks, int rank, int wires)
     struct coll_comm *c = calloc(1, sizeof(*c));
     if (!c)
         return NULL;
-    c->ops = jaccl_fabric();
     c->xp.ops = &coll_xport_ops;
     c->dev = dev;
     c->nranks = nranks;
@@ -61,6 +60,7 @@ struct coll_comm *coll_comm_new(int dev, int nranks, int rank, int wires)
     for (int p = 0; p < ALGO_MAX_RANKS; p++)
         c->link_r[p] = c->link_l[p] = -1;
     c->dom = jaccl_domain_get(dev);
+    c->ops = c->dom ? c->dom->ops : NULL; /* the comm reaches the fabric through its domain */
     c->links = calloc((size_t)c->maxlinks, sizeof(*c->links));
     int depth = c->maxlinks * (c->ndata * (ALGO_POST_MAX + ALGO_SEND_MAX) + 2 * COLL_CTRL_N);
     if (!c->dom || !c->links || ctrl_alloc(c) != 0 ||

@@ -20,7 +20,7 @@
 #include "fabric/fabric.h"
 
 struct jaccl_conn_setup {
-    const struct fab_ops *ops;
+    const struct fab_ops *ops; /* dom's (the comm's), named in every hello */
     struct fab_domain *dom;
     struct fab_cq *cq;
     struct fab_ep_attr attr; /* nlanes comes from the handle for connectors */
@@ -32,7 +32,8 @@ struct jaccl_conn_setup {
 struct jaccl_listener;
 
 /* Binds an ephemeral port on the device's address and fills `h` (kind, secret, addr, nlanes,
- * fabric, dev). Returns 0 or -errno. */
+ * fabric, dev). The listener keeps the back end serving the device (jaccl_dev_ops) and accepts
+ * only hellos that name it. Returns 0 or -errno (-EINVAL: no such device). */
 int jaccl_listener_open(int dev, const union jaccl_sockaddr *bind_addr, struct jaccl_handle *h,
                         struct jaccl_listener **out);
 void jaccl_listener_close(struct jaccl_listener *l);

@@ -93,7 +93,7 @@ int jaccl_connector_start(const struct jaccl_handle *h, uint32_t tag,
                                            .count = (uint16_t)c->nsocks,
                                            .blob_len = i == 0 ? c->blob_len : 0,
                                            .tag = tag,
-                                           .fabric = jaccl_fabric_id()};
+                                           .fabric = c->setup.ops->handle_id};
         c->fds[i] = jaccl_sock_connect_nb(&h->addr);
         if (c->fds[i] < 0)
             rc = c->fds[i];

@@ -41,6 +41,7 @@ struct pend_conn {
 };
 
 struct jaccl_listener {
+    const struct fab_ops *ops; /* the back end serving its device, taken once at open */
     int fd;
     struct jaccl_handle h;
     struct pend_sock socks[MAX_PENDING];
@@ -50,9 +51,14 @@ struct jaccl_listener {
 int jaccl_listener_open(int dev, const union jaccl_sockaddr *bind_addr, struct jaccl_handle *h,
                         struct jaccl_listener **out)
 {
+    /* The registry's choice for this device, once: the handle and every hello name it. */
+    const struct fab_ops *ops = jaccl_dev_ops(dev);
+    if (!ops)
+        return -EINVAL;
     struct jaccl_listener *l = calloc(1, sizeof(*l));
     if (!l)
         return -ENOMEM;
+    l->ops = ops;
     union jaccl_sockaddr a = *bind_addr;
     l->fd = jaccl_sock_listen(&a);
     if (l->fd < 0) {
@@ -64,7 +70,7 @@ int jaccl_listener_open(int dev, const union jaccl_sockaddr *bind_addr, struct j
         l->socks[i].fd = -1;
     h->secret = jaccl_random64();
     h->addr = a;
-    h->fabric = (uint8_t)jaccl_fabric_id();
+    h->fabric = ops->handle_id;
     h->dev = (uint16_t)dev;
     l->h = *h;
     *out = l;
@@ -88,7 +94,7 @@ void jaccl_listener_close(struct jaccl_listener *l)
             close(l->socks[i].fd);
         if (l->conns[i].used) {
             if (l->conns[i].ep)
-                jaccl_fabric()->ep_close(l->conns[i].ep);
+                l->conns[i].ep->ops->ep_close(l->conns[i].ep);
             conn_drop(&l->conns[i]);
         }
     }
@@ -154,7 +160,7 @@ static const char *hello_problem(const struct jaccl_listener *l, const struct ja
         return "not a jaccl connection";
     if (hl->secret != l->h.secret || hl->kind != l->h.kind)
         return "wrong secret (not the handle of this listen)";
-    if (hl->fabric != jaccl_fabric_id())
+    if (hl->fabric != l->ops->handle_id)
         return "peer runs another fabric (NCCL_JACCL_FABRIC differs between ranks)";
     if (hl->count != want_socks || hl->idx >= hl->count)
         return "inconsistent socket count";

@@ -55,7 +55,7 @@ int jaccl_mr_reg(struct jaccl_comm_hdr *c, void *data, size_t size, int type, vo
     struct jaccl_mh *mh = calloc(1, sizeof(*mh));
     if (!mh)
         return -ENOMEM;
-    int rc = jaccl_fabric()->mr_reg(c->dom, data, size, &mh->mr);
+    int rc = c->dom->ops->mr_reg(c->dom, data, size, &mh->mr);
     if (rc != 0) {
         JWARN("regMr: registering %p (%zu bytes) failed: %d", data, size, rc);
         free(mh);
@@ -65,7 +65,7 @@ int jaccl_mr_reg(struct jaccl_comm_hdr *c, void *data, size_t size, int type, vo
     mh->len = size;
     mh->owner = c;
     if (jaccl_reg_add(mh, sizeof(*mh), 1, JO_MH, c) != 0) {
-        jaccl_fabric()->mr_dereg(mh->mr);
+        mh->mr->ops->mr_dereg(mh->mr);
         free(mh);
         return -ENOMEM;
     }
@@ -76,7 +76,7 @@ int jaccl_mr_reg(struct jaccl_comm_hdr *c, void *data, size_t size, int type, vo
 static void mh_release(void *obj)
 {
     struct jaccl_mh *mh = obj;
-    jaccl_fabric()->mr_dereg(mh->mr);
+    mh->mr->ops->mr_dereg(mh->mr); /* the registration knows its back end */
     free(mh);
 }
 

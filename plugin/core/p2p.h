@@ -66,6 +66,7 @@ struct p2p_req {
 struct p2p_comm {
     struct jaccl_comm_hdr hdr;
     pthread_mutex_t lock;
+    const struct fab_ops *ops; /* hdr.dom's, taken at creation: every fabric call goes here */
     struct fab_cq *cq;
     struct fab_ep *ep;
     int nlanes;

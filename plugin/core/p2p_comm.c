@@ -19,7 +19,6 @@
  * registry and nothing of the comm is kept. */
 static struct p2p_comm *p2p_comm_new(int dev, uint32_t kind, int nlanes)
 {
-    const struct fab_ops *ops = jaccl_fabric();
     struct p2p_comm *c = calloc(1, sizeof(*c));
     if (!c)
         return NULL;
@@ -29,10 +28,11 @@ static struct p2p_comm *p2p_comm_new(int dev, uint32_t kind, int nlanes)
     c->nlanes = nlanes;
     c->min_chunk = (size_t)jaccl_param_int(JP_MIN_CHUNK);
     c->hdr.dom = jaccl_domain_get(dev);
+    c->ops = c->hdr.dom ? c->hdr.dom->ops : NULL;
     c->ctrl = calloc(P2P_CTRL_BUFS, sizeof(*c->ctrl));
     int depth = P2P_NSLOTS * (nlanes + 2) * 2;
-    if (!c->hdr.dom || !c->ctrl || ops->cq_create(c->hdr.dom, depth, &c->cq) != 0 ||
-        ops->mr_reg(c->hdr.dom, c->ctrl, P2P_CTRL_BUFS * sizeof(*c->ctrl), &c->ctrl_mr) != 0) {
+    if (!c->hdr.dom || !c->ctrl || c->ops->cq_create(c->hdr.dom, depth, &c->cq) != 0 ||
+        c->ops->mr_reg(c->hdr.dom, c->ctrl, P2P_CTRL_BUFS * sizeof(*c->ctrl), &c->ctrl_mr) != 0) {
         p2p_comm_free(c);
         return NULL;
     }
@@ -54,7 +54,7 @@ static struct p2p_comm *p2p_comm_new(int dev, uint32_t kind, int nlanes)
 
 void p2p_comm_free(struct p2p_comm *c)
 {
-    const struct fab_ops *ops = jaccl_fabric();
+    const struct fab_ops *ops = c->ops; /* NULL only without a domain, so nothing to close */
     jaccl_reg_del(c);
     jaccl_reg_del(c->reqs);
     if (c->ep)
@@ -77,8 +77,8 @@ static int p2p_post_ctrl_recvs(struct fab_ep *ep, void *comm)
 {
     struct p2p_comm *c = comm;
     for (unsigned i = 0; i < P2P_CTRL_BUFS; i++) {
-        int rc = jaccl_fabric()->post_recv(ep, 0, &c->ctrl[i], sizeof(c->ctrl[i]), c->ctrl_mr,
-                                           P2P_WR(WR_CTRL_RECV, 0, i));
+        int rc = c->ops->post_recv(ep, 0, &c->ctrl[i], sizeof(c->ctrl[i]), c->ctrl_mr,
+                                   P2P_WR(WR_CTRL_RECV, 0, i));
         if (rc != 0)
             return rc;
     }
@@ -89,7 +89,7 @@ static int p2p_post_ctrl_recvs(struct fab_ep *ep, void *comm)
 static struct jaccl_conn_setup p2p_setup(struct p2p_comm *c, int ctx_tc)
 {
     struct jaccl_conn_setup s = {
-            .ops = jaccl_fabric(),
+            .ops = c->ops,
             .dom = c->hdr.dom,
             .cq = c->cq,
             .attr = {.nlanes = c->nlanes,
@@ -131,7 +131,9 @@ static int p2p_listen(void *ctx, int dev, void *handle, void **listenComm)
     if (!ctx_ok(ctx, "listen"))
         return -EBADF;
     union jaccl_sockaddr addr;
-    if (dev < 0 || dev >= jaccl_ndevs() || jaccl_dev_addr(dev, &addr) != 0) {
+    /* The back end serving the device (a static table: valid for good). */
+    const struct fab_ops *ops = jaccl_dev_ops(dev);
+    if (!ops || jaccl_dev_addr(dev, &addr) != 0) {
         JWARN("listen: invalid device %d (have %d)", dev, jaccl_ndevs());
         return -EINVAL;
     }
@@ -143,9 +145,9 @@ static int p2p_listen(void *ctx, int dev, void *handle, void **listenComm)
     l->hdr.kind = COMM_LISTEN;
     l->hdr.dev = dev;
     l->ctx_tc = jaccl_ctx_traffic_class(ctx);
-    /* A lane is a socket on tcp and a queue pair on verbs; the back end reads its own knob. The
-     * hold above keeps the fabric open. */
-    l->nlanes = jaccl_fabric()->p2p_lanes();
+    /* A lane is a socket on tcp and a queue pair on verbs; the back end serving the device
+     * reads its own knob. The hold above keeps the fabric open. */
+    l->nlanes = ops->p2p_lanes();
     struct jaccl_handle h = {.kind = JH_P2P, .nlanes = (uint8_t)l->nlanes};
     int rc = jaccl_listener_open(dev, &addr, &h, &l->listener);
     if (rc == 0 && jaccl_reg_add(l, sizeof(*l), 1, JO_LISTEN, l) != 0)
@@ -280,7 +282,8 @@ static int connect_start(void *ctx, int dev, void *handle, int ctx_tc, struct pe
         JWARN("connect: bad handle: %s", why);
         return -EINVAL;
     }
-    if (h.fabric != jaccl_fabric_id()) {
+    const struct fab_ops *ops = jaccl_dev_ops(dev); /* the device our comm will use */
+    if (!ops || h.fabric != ops->handle_id) {
         JWARN("connect: the listener runs another fabric (NCCL_JACCL_FABRIC differs)");
         return -EINVAL;
     }

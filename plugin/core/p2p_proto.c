@@ -77,7 +77,7 @@ static void on_cts(struct p2p_comm *c, const struct fab_wc *wc)
     }
     c->next_seq++;
     c->cts_q[c->cts_tail++ % P2P_CTRL_BUFS] = cts;
-    int rc = jaccl_fabric()->post_recv(c->ep, 0, &c->ctrl[idx], sizeof(cts), c->ctrl_mr, wc->wr_id);
+    int rc = c->ops->post_recv(c->ep, 0, &c->ctrl[idx], sizeof(cts), c->ctrl_mr, wc->wr_id);
     if (rc != 0)
         p2p_fail(c, rc, "reposting a control receive failed (%d)", rc);
 }
@@ -109,7 +109,7 @@ static void on_wc(struct p2p_comm *c, const struct fab_wc *wc)
         if (p2p_failed(c))
             return; /* the flush of a comm already failed (its endpoint may be closed) */
         const char *why;
-        int rc = jaccl_wc_failure(jaccl_fabric(), c->ep, wc->status, &why);
+        int rc = jaccl_wc_failure(c->ops, c->ep, wc->status, &why);
         p2p_fail_ep(c, rc, why);
         return;
     }
@@ -142,7 +142,7 @@ void p2p_progress(struct p2p_comm *c)
 {
     struct fab_wc wc[16];
     int n;
-    while ((n = jaccl_fabric()->cq_poll(c->cq, wc, 16)) > 0)
+    while ((n = c->ops->cq_poll(c->cq, wc, 16)) > 0)
         for (int i = 0; i < n; i++)
             on_wc(c, &wc[i]);
     if (p2p_failed(c) && p2p_pending(c))
@@ -157,7 +157,7 @@ void p2p_close_failed(struct p2p_comm *c)
 {
     if (!p2p_failed(c) || !c->ep)
         return;
-    jaccl_fabric()->ep_close(c->ep);
+    c->ops->ep_close(c->ep);
     c->ep = NULL;
 }
 
@@ -172,7 +172,7 @@ static int lanes_for(const struct p2p_comm *c, size_t cap)
 static int post_irecv(struct p2p_comm *c, struct p2p_req *r, void *data, size_t cap, int tag,
                       struct jaccl_mh *mh)
 {
-    const struct fab_ops *ops = jaccl_fabric();
+    const struct fab_ops *ops = c->ops;
     r->nlanes = lanes_for(c, cap);
     r->lane0 = (int)(r->seq % (uint32_t)c->nlanes);
     for (int i = 0; i < r->nlanes; i++) {
@@ -249,7 +249,7 @@ ncclResult_t jaccl_irecv(void *recvComm, int n, void **data, size_t *sizes, int 
 static int post_isend(struct p2p_comm *c, struct p2p_req *r, const struct p2p_cts *cts, char *data,
                       struct jaccl_mh *mh)
 {
-    const struct fab_ops *ops = jaccl_fabric();
+    const struct fab_ops *ops = c->ops;
     size_t per = (r->size + (size_t)cts->nlanes - 1) / cts->nlanes;
     per = (per + P2P_ALIGN - 1) / P2P_ALIGN * P2P_ALIGN;
     uint32_t flags = r->trunc ? P2P_IMM_TRUNC : 0;

@@ -6,8 +6,18 @@
  * the library after the last finalize. The fabric is opened by the first init and held by
  * every init context, every listen comm and every domain (which every other comm holds); it
  * is closed (the fabric joins its threads there) when the last of them goes. So a finalize
- * with comms still open leaves the fabric to them, and their last close shuts it down. */
-#define _GNU_SOURCE /* recursive mutex initializer */
+ * with comms still open leaves the fabric to them, and their last close shuts it down.
+ *
+ * Which back end serves a device is recorded once, under g_lock, when the fabric is opened
+ * (g_dev[].ops: the registry's choice today, one back end for every device; nothing here
+ * assumes that). Everything made later carries its ops (fabric.h): a comm reaches the fabric
+ * through its domain, endpoint and registrations, never through this file. The few readers
+ * here (device count, properties, side-channel address, which back end a device has) take
+ * g_lock: they run at set-up, never on the data path.
+ *
+ * g_lock is a plain mutex: nothing called under it comes back here (the back ends cannot reach
+ * the core, and finalize frees its abandoned connects, which give their domains back, before
+ * it takes the lock). The *_locked helpers are the pieces the entry points share. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -53,30 +63,47 @@ void jaccl_qos_fill(int ctx_tc, struct fab_ep_attr *attr)
     attr->sl = sl;
 }
 
-/* Recursive: a teardown reached from domain_put may run inside a caller's locked section. */
-static pthread_mutex_t g_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
-static int g_ctxs;  /* live init contexts */
-static int g_holds; /* listen comms */
-static const struct fab_ops *g_ops;
+/* Everything below is under g_lock. */
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static int g_ctxs;                  /* live init contexts */
+static int g_holds;                 /* listen comms */
+static const struct fab_ops *g_ops; /* the back end the registry opened; NULL while closed */
 static int g_ndevs;
 static struct {
+    const struct fab_ops *ops; /* the back end serving this device */
+    int fdev;                  /* the device's number in that back end */
     struct fab_domain *dom;
     int refs;
-} g_dom[MAX_DEVS];
+} g_dev[MAX_DEVS];
+
+/* Whether dev names a device of the open fabric. */
+static int dev_ok_locked(int dev)
+{
+    return g_ops && dev >= 0 && dev < g_ndevs;
+}
 
 const struct fab_ops *jaccl_fabric(void)
 {
-    return g_ops;
+    pthread_mutex_lock(&g_lock);
+    const struct fab_ops *ops = g_ops;
+    pthread_mutex_unlock(&g_lock);
+    return ops;
 }
 
-uint8_t jaccl_fabric_id(void)
+const struct fab_ops *jaccl_dev_ops(int dev)
 {
-    return g_ops ? g_ops->handle_id : 0;
+    pthread_mutex_lock(&g_lock);
+    const struct fab_ops *ops = dev_ok_locked(dev) ? g_dev[dev].ops : NULL;
+    pthread_mutex_unlock(&g_lock);
+    return ops;
 }
 
 int jaccl_ndevs(void)
 {
-    return g_ndevs;
+    pthread_mutex_lock(&g_lock);
+    int n = g_ndevs;
+    pthread_mutex_unlock(&g_lock);
+    return n;
 }
 
 uint64_t jaccl_timeout_ns(void)
@@ -86,16 +113,21 @@ uint64_t jaccl_timeout_ns(void)
 
 int jaccl_dev_addr(int dev, union jaccl_sockaddr *out)
 {
-    return g_ops ? g_ops->dev_addr(dev, out) : -EINVAL;
+    pthread_mutex_lock(&g_lock);
+    int rc = dev_ok_locked(dev) ? g_dev[dev].ops->dev_addr(g_dev[dev].fdev, out) : -EINVAL;
+    pthread_mutex_unlock(&g_lock);
+    return rc;
 }
 
-/* The lines that prove jaccl is in use and say what it offers NCCL (once per load). */
-static void log_init(void)
+/* The lines that prove jaccl is in use and say what it offers NCCL (once per load). Caller
+ * holds g_lock. */
+static void log_init_locked(void)
 {
     char list[512] = "";
     for (int i = 0; i < g_ndevs; i++) {
         size_t len = strlen(list);
-        snprintf(list + len, sizeof(list) - len, " [%d]%s", i, g_ops->dev_info(i)->name);
+        snprintf(list + len, sizeof(list) - len, " [%d]%s", i,
+                 g_dev[i].ops->dev_info(g_dev[i].fdev)->name);
     }
     JINFO(NCCL_INIT | NCCL_NET, "jaccl %s, fabric %s (%s), %d device(s):%s", JACCL_VERSION_STR,
           g_ops->name, fab_why(), g_ndevs, list);
@@ -114,9 +146,9 @@ static void log_init(void)
           jaccl_param_str(JP_ALGO), on ? "" : ", which is not set here");
 }
 
-/* Has the registry pick the back end and discover its devices (it logs why, and any failure).
- * Caller holds g_lock. */
-static int fabric_open(void)
+/* Has the registry pick the back end and discover its devices (it logs why, and any failure),
+ * and records which back end serves each device. Caller holds g_lock. */
+static int fabric_open_locked(void)
 {
     jaccl_counters_init(); /* before any fabric thread can count */
     int n = fab_select(&g_ops);
@@ -125,22 +157,28 @@ static int fabric_open(void)
     if (n < 0)
         return -EIO;
     g_ndevs = n > MAX_DEVS ? MAX_DEVS : n;
-    log_init();
+    for (int i = 0; i < g_ndevs; i++) {
+        g_dev[i].ops = g_ops;
+        g_dev[i].fdev = i;
+    }
+    log_init_locked();
     return 0;
 }
 
 /* Closes the fabric once nothing holds it: no init context, listener or domain. Caller holds
  * g_lock. */
-static void teardown_if_unused(void)
+static void teardown_if_unused_locked(void)
 {
     if (!g_ops || g_ctxs > 0 || g_holds > 0)
         return;
     for (int i = 0; i < g_ndevs; i++)
-        if (g_dom[i].refs > 0)
+        if (g_dev[i].refs > 0)
             return;
     fab_shutdown();
     jaccl_counters_fini(); /* the fabric's threads have stopped counting */
     g_ops = NULL;
+    for (int i = 0; i < g_ndevs; i++)
+        g_dev[i].ops = NULL;
     g_ndevs = 0;
     jaccl_param_reset();
 }
@@ -164,13 +202,13 @@ ncclResult_t jaccl_init(void **ctx, uint64_t commId, const struct jaccl_comm_con
     int rc = 0;
     pthread_mutex_lock(&g_lock);
     if (!g_ops)
-        rc = fabric_open();
+        rc = fabric_open_locked();
     if (rc == 0 && ctx && jaccl_reg_add(c, sizeof(*c), 1, JO_CTX, NULL) != 0)
         rc = -ENOMEM;
     if (rc == 0)
         g_ctxs++;
     else
-        teardown_if_unused();
+        teardown_if_unused_locked();
     pthread_mutex_unlock(&g_lock);
     if (rc != 0 || !ctx) {
         free(c);
@@ -192,13 +230,13 @@ ncclResult_t jaccl_finalize(void *ctx)
     if (g_ctxs > 0 && --g_ctxs == 0 && g_ops) {
         int open = g_holds;
         for (int i = 0; i < g_ndevs; i++)
-            open += g_dom[i].refs;
+            open += g_dev[i].refs;
         if (open)
             JINFO(NCCL_INIT | NCCL_NET,
                   "last finalize with %d comm(s) or listener(s) still open: the fabric stays up "
                   "until the last of them is closed",
                   open);
-        teardown_if_unused();
+        teardown_if_unused_locked();
     }
     pthread_mutex_unlock(&g_lock);
     return ncclSuccess;
@@ -216,11 +254,16 @@ ncclResult_t jaccl_devices(int *ndev)
 
 ncclResult_t jaccl_get_properties(int dev, struct jaccl_props *props)
 {
-    if (!props || dev < 0 || dev >= jaccl_ndevs()) {
-        JWARN("getProperties: invalid device %d (have %d)", dev, jaccl_ndevs());
+    pthread_mutex_lock(&g_lock);
+    int ndevs = g_ndevs;
+    /* Points into the back end's device table, which stays put while the fabric is open. */
+    const struct fab_dev_info *d =
+            props && dev_ok_locked(dev) ? g_dev[dev].ops->dev_info(g_dev[dev].fdev) : NULL;
+    pthread_mutex_unlock(&g_lock);
+    if (!d) {
+        JWARN("getProperties: invalid device %d (have %d)", dev, ndevs);
         return jaccl_err_to_nccl(props ? -EINVAL : -EFAULT);
     }
-    const struct fab_dev_info *d = g_ops->dev_info(dev);
     memset(props, 0, sizeof(*props));
     props->name = d->name;
     props->pci_path = d->pci_path;
@@ -253,12 +296,15 @@ struct fab_domain *jaccl_domain_get(int dev)
 {
     struct fab_domain *d = NULL;
     pthread_mutex_lock(&g_lock);
-    if (g_ops && dev >= 0 && dev < g_ndevs) {
-        if (g_dom[dev].refs == 0 && g_ops->domain_open(dev, &g_dom[dev].dom) != 0)
-            g_dom[dev].dom = NULL;
-        if (g_dom[dev].dom) {
-            g_dom[dev].refs++;
-            d = g_dom[dev].dom;
+    if (dev_ok_locked(dev)) {
+        /* The one place a comm's fabric is chosen: the domain carries its back end's ops, and
+         * the comm reaches the fabric through it (and what it makes from it) from now on. */
+        if (g_dev[dev].refs == 0 &&
+            g_dev[dev].ops->domain_open(g_dev[dev].fdev, &g_dev[dev].dom) != 0)
+            g_dev[dev].dom = NULL;
+        if (g_dev[dev].dom) {
+            g_dev[dev].refs++;
+            d = g_dev[dev].dom;
         }
     }
     pthread_mutex_unlock(&g_lock);
@@ -268,10 +314,11 @@ struct fab_domain *jaccl_domain_get(int dev)
 void jaccl_domain_put(int dev)
 {
     pthread_mutex_lock(&g_lock);
-    if (dev >= 0 && dev < MAX_DEVS && g_dom[dev].refs > 0 && --g_dom[dev].refs == 0) {
-        g_ops->domain_close(g_dom[dev].dom);
-        g_dom[dev].dom = NULL;
-        teardown_if_unused();
+    if (dev >= 0 && dev < MAX_DEVS && g_dev[dev].refs > 0 && --g_dev[dev].refs == 0) {
+        struct fab_domain *dom = g_dev[dev].dom;
+        dom->ops->domain_close(dom);
+        g_dev[dev].dom = NULL;
+        teardown_if_unused_locked();
     }
     pthread_mutex_unlock(&g_lock);
 }
@@ -290,7 +337,7 @@ void jaccl_state_put(void)
     pthread_mutex_lock(&g_lock);
     if (g_holds > 0) {
         g_holds--;
-        teardown_if_unused();
+        teardown_if_unused_locked();
     }
     pthread_mutex_unlock(&g_lock);
 }

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Process-wide plugin state: the chosen fabric, its devices and their refcounted domains. */
+/* Process-wide plugin state: the chosen fabric, its devices and their refcounted domains.
+ * Every function here takes the state's lock; none is for the data path, which reaches the
+ * fabric through the objects it holds (fabric.h: each carries its ops). */
 #ifndef JACCL_CORE_STATE_H
 #define JACCL_CORE_STATE_H
 
@@ -9,11 +11,12 @@
 #include "nccl_abi/nccl_types.h"
 #include "util/sock.h"
 
-/* The fabric chosen at the first init; NULL before. Why it was chosen: fab_why(). */
+/* The fabric the registry chose at the first init; NULL before (and after the last release).
+ * Why it was chosen: fab_why(). For tools and logs: the plugin asks jaccl_dev_ops. */
 const struct fab_ops *jaccl_fabric(void);
-/* Its handle_id (tcp 1, verbs 2; 0 when none is open): carried in handles and hellos so that
- * mismatched ends fail clearly. */
-uint8_t jaccl_fabric_id(void);
+/* The back end serving device dev (the registry's choice, taken once when a listener or a
+ * domain is first opened on it), or NULL for a device the open fabric does not have. */
+const struct fab_ops *jaccl_dev_ops(int dev);
 int jaccl_ndevs(void);
 /* Address the side channel binds to for this device (the fabric's dev_addr). */
 int jaccl_dev_addr(int dev, union jaccl_sockaddr *out);

@@ -4,7 +4,12 @@
  * reason "peer <peer> <what>", and is what fab_ops.ep_error reports.
  *
  * The endpoint's lock stays in each back end: tcp's orders only the failure bookkeeping of
- * its I/O thread, verbs' guards the whole endpoint. */
+ * its I/O thread, verbs' guards the whole endpoint.
+ *
+ * It lives inside each back end's endpoint (struct tcp_ep, struct vb_ep), not in the
+ * endpoint's head (struct fab_ep in fabric.h, which holds only the ops): it is shared
+ * implementation, not interface. Callers reach the failure through fab_ops.ep_error, and a
+ * third back end may keep it differently. */
 #ifndef JACCL_FABRIC_EP_BASE_H
 #define JACCL_FABRIC_EP_BASE_H
 

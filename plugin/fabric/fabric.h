@@ -54,10 +54,39 @@
 #define FAB_NAME_MAX      64
 #define FAB_CONN_INFO_MAX 1024 /* largest blob ep_local_info may produce */
 
-struct fab_domain;
-struct fab_cq;
-struct fab_ep;
-struct fab_mr;
+struct fab_ops;
+
+/* ---- The objects: each carries its ops ----
+ *
+ * Every object a back end hands out starts with one of these heads, embedded as the first
+ * member of the back end's own struct (tcp: struct tcp_domain, tcp_ep, tcp_mr; verbs:
+ * struct vb_domain, vb_ep, vb_mr; the CQ both share: struct fab_swcq in fabric/swcq.h), the way
+ * rdma-core providers embed struct verbs_qp in their own QP. The back end finds its struct
+ * again with jaccl_container_of (util/container.h) at the top of each fab_ops function, and its
+ * internal functions take its own types; callers only ever see the heads. So a caller reaches
+ * the fabric through the object it holds (ep->ops->post_send(ep, ...)), never through a
+ * process-wide "current back end", and objects of two back ends can live side by side.
+ *
+ * The head holds the ops and nothing else. What the endpoints of both back ends share besides
+ * (struct fab_ep_base: the peer's description and the sticky failure, fabric/ep_base.h) stays
+ * inside each back end's endpoint: it is shared implementation, not interface; callers reach
+ * the failure through ep_error, and a back end is free to keep it differently.
+ *
+ * An object's ops are set once when it is made (an mr, a CQ and an endpoint take their
+ * domain's) and never change. Objects only work with objects of the same back end: an endpoint
+ * with its own domain's CQ and registrations. */
+struct fab_domain {
+    const struct fab_ops *ops;
+};
+struct fab_cq {
+    const struct fab_ops *ops;
+};
+struct fab_ep {
+    const struct fab_ops *ops;
+};
+struct fab_mr {
+    const struct fab_ops *ops;
+};
 
 /* What a device looks like to the plugin core (turned into ncclNetProperties by it). */
 struct fab_dev_info {

@@ -21,7 +21,7 @@
 
 int fab_swcq_create(struct fab_domain *dom, int depth, struct fab_cq **out)
 {
-    struct fab_cq *cq = calloc(1, sizeof(*cq));
+    struct fab_swcq *cq = calloc(1, sizeof(*cq));
     pthread_condattr_t ca;
 
     if (!cq)
@@ -40,12 +40,14 @@ int fab_swcq_create(struct fab_domain *dom, int depth, struct fab_cq **out)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&cq->cv, &ca);
     pthread_condattr_destroy(&ca);
-    *out = cq;
+    cq->fab.ops = dom ? dom->ops : NULL;
+    *out = &cq->fab;
     return 0;
 }
 
-void fab_swcq_destroy(struct fab_cq *cq)
+void fab_swcq_destroy(struct fab_cq *fcq)
 {
+    struct fab_swcq *cq = fab_swcq_of(fcq);
     if (!cq)
         return;
     pthread_cond_destroy(&cq->cv);
@@ -56,7 +58,7 @@ void fab_swcq_destroy(struct fab_cq *cq)
 }
 
 /* Doubles the ring, unrolling it so that head becomes 0. */
-static int swcq_grow(struct fab_cq *cq)
+static int swcq_grow(struct fab_swcq *cq)
 {
     uint32_t cap = cq->cap * 2;
     struct fab_wc *r = malloc((size_t)cap * sizeof(*r));
@@ -76,8 +78,9 @@ static int swcq_grow(struct fab_cq *cq)
     return 0;
 }
 
-void fab_swcq_push(struct fab_cq *cq, const struct fab_wc *wc)
+void fab_swcq_push(struct fab_cq *fcq, const struct fab_wc *wc)
 {
+    struct fab_swcq *cq = fab_swcq_of(fcq);
     pthread_mutex_lock(&cq->mu);
     if (cq->n == cq->cap && swcq_grow(cq) != 0) {
         pthread_mutex_unlock(&cq->mu);
@@ -95,16 +98,18 @@ void fab_swcq_push(struct fab_cq *cq, const struct fab_wc *wc)
     pthread_mutex_unlock(&cq->mu);
 }
 
-void fab_swcq_attach(struct fab_cq *cq, struct fab_cq_src *src)
+void fab_swcq_attach(struct fab_cq *fcq, struct fab_cq_src *src)
 {
+    struct fab_swcq *cq = fab_swcq_of(fcq);
     pthread_mutex_lock(&cq->src_mu);
     src->next = cq->srcs;
     cq->srcs = src;
     pthread_mutex_unlock(&cq->src_mu);
 }
 
-void fab_swcq_detach(struct fab_cq *cq, struct fab_cq_src *src)
+void fab_swcq_detach(struct fab_cq *fcq, struct fab_cq_src *src)
 {
+    struct fab_swcq *cq = fab_swcq_of(fcq);
     pthread_mutex_lock(&cq->src_mu);
     for (struct fab_cq_src **p = &cq->srcs; *p; p = &(*p)->next) {
         if (*p == src) {
@@ -115,7 +120,7 @@ void fab_swcq_detach(struct fab_cq *cq, struct fab_cq_src *src)
     pthread_mutex_unlock(&cq->src_mu);
 }
 
-int fab_swcq_drive(struct fab_cq *cq)
+static int swcq_drive(struct fab_swcq *cq)
 {
     int moved = 0;
 
@@ -128,7 +133,12 @@ int fab_swcq_drive(struct fab_cq *cq)
     return moved;
 }
 
-static int swcq_pop(struct fab_cq *cq, struct fab_wc *wc, int max)
+int fab_swcq_drive(struct fab_cq *cq)
+{
+    return swcq_drive(fab_swcq_of(cq));
+}
+
+static int swcq_pop(struct fab_swcq *cq, struct fab_wc *wc, int max)
 {
     int k = 0;
 
@@ -144,16 +154,17 @@ static int swcq_pop(struct fab_cq *cq, struct fab_wc *wc, int max)
 
 /* The caller's thread does the receive work itself when the ring cannot fill its array: no
  * hop through a progress thread and no kernel wake-up on the path of a message. */
-int fab_swcq_poll(struct fab_cq *cq, struct fab_wc *wc, int max)
+int fab_swcq_poll(struct fab_cq *fcq, struct fab_wc *wc, int max)
 {
+    struct fab_swcq *cq = fab_swcq_of(fcq);
     int k = swcq_pop(cq, wc, max);
 
-    if (k < max && fab_swcq_drive(cq) > 0)
+    if (k < max && swcq_drive(cq) > 0)
         k += swcq_pop(cq, wc + k, max - k);
     return k;
 }
 
-static void swcq_sleep(struct fab_cq *cq, uint64_t left_ns)
+static void swcq_sleep(struct fab_swcq *cq, uint64_t left_ns)
 {
     struct timespec ts;
     uint64_t t;
@@ -168,7 +179,7 @@ static void swcq_sleep(struct fab_cq *cq, uint64_t left_ns)
 }
 
 /* Tells every source that nobody polls now (see fab_cq_src.quiet). */
-static void swcq_quiet(struct fab_cq *cq)
+static void swcq_quiet(struct fab_swcq *cq)
 {
     pthread_mutex_lock(&cq->src_mu);
     for (struct fab_cq_src *s = cq->srcs; s; s = s->next)
@@ -177,7 +188,7 @@ static void swcq_quiet(struct fab_cq *cq)
     pthread_mutex_unlock(&cq->src_mu);
 }
 
-static int swcq_ready(struct fab_cq *cq)
+static int swcq_ready(struct fab_swcq *cq)
 {
     int r;
 
@@ -191,7 +202,7 @@ static int swcq_ready(struct fab_cq *cq)
  * something came. Every round yields the CPU, so where ranks outnumber cores the spinner hands
  * its core to whoever is runnable (likely the peer it waits for), and an empty spin halves the
  * next one: waiters that keep missing end up sleeping almost at once. */
-static int swcq_spin(struct fab_cq *cq, uint64_t deadline_ns)
+static int swcq_spin(struct fab_swcq *cq, uint64_t deadline_ns)
 {
     uint64_t t0, end, floor = cq->spin_max_ns / SWCQ_SPIN_FLOOR_DIV;
     uint64_t spin = atomic_load_explicit(&cq->spin_ns, memory_order_relaxed);
@@ -201,7 +212,7 @@ static int swcq_spin(struct fab_cq *cq, uint64_t deadline_ns)
     t0 = jaccl_now_ns();
     end = t0 + spin < deadline_ns ? t0 + spin : deadline_ns;
     do {
-        fab_swcq_drive(cq);
+        swcq_drive(cq);
         if (swcq_ready(cq)) {
             atomic_store_explicit(&cq->spin_ns, cq->spin_max_ns, memory_order_relaxed);
             return 1;
@@ -214,8 +225,9 @@ static int swcq_spin(struct fab_cq *cq, uint64_t deadline_ns)
 
 /* cq_wake releases every current waiter; one that comes while nobody waits is kept for the next
  * waiter, so a progress thread told to stop just before it went to sleep still returns. */
-int fab_swcq_wait(struct fab_cq *cq, uint64_t deadline_ns)
+int fab_swcq_wait(struct fab_cq *fcq, uint64_t deadline_ns)
 {
+    struct fab_swcq *cq = fab_swcq_of(fcq);
     uint64_t gen;
     int rc = 0;
 
@@ -247,8 +259,9 @@ int fab_swcq_wait(struct fab_cq *cq, uint64_t deadline_ns)
     return rc;
 }
 
-void fab_swcq_wake(struct fab_cq *cq)
+void fab_swcq_wake(struct fab_cq *fcq)
 {
+    struct fab_swcq *cq = fab_swcq_of(fcq);
     pthread_mutex_lock(&cq->mu);
     cq->wake_gen++;
     if (cq->waiters)

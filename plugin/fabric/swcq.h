@@ -7,10 +7,12 @@
 #define JACCL_FABRIC_SWCQ_H
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
 #include "fabric/fabric.h"
+#include "util/container.h"
 
 /* Something that can make progress for a CQ from the polling thread itself (an endpoint of
  * either back end). drive() never blocks: it takes its own locks with trylock and returns at
@@ -24,7 +26,9 @@ struct fab_cq_src {
     void (*quiet)(struct fab_cq_src *src);
 };
 
-struct fab_cq {
+/* The CQ's head (fabric.h) comes first; the fab_swcq_* functions take the head and convert. */
+struct fab_swcq {
+    struct fab_cq fab;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     struct fab_wc *ring;
@@ -42,7 +46,8 @@ struct fab_cq {
     _Atomic uint64_t spin_ns;
 };
 
-/* The fab_ops CQ slots of both back ends. */
+/* The fab_ops CQ slots of both back ends. create takes the domain's ops (dom may be NULL in
+ * tests that drive the CQ alone: the CQ then has no ops). */
 int fab_swcq_create(struct fab_domain *dom, int depth, struct fab_cq **out);
 void fab_swcq_destroy(struct fab_cq *cq);
 int fab_swcq_poll(struct fab_cq *cq, struct fab_wc *wc, int max);
@@ -57,5 +62,12 @@ void fab_swcq_detach(struct fab_cq *cq, struct fab_cq_src *src);
 int fab_swcq_drive(struct fab_cq *cq);
 /* Back ends report a completion. */
 void fab_swcq_push(struct fab_cq *cq, const struct fab_wc *wc);
+
+/* The head is first, so a NULL head converts to NULL. */
+_Static_assert(offsetof(struct fab_swcq, fab) == 0, "the CQ's head comes first");
+static inline struct fab_swcq *fab_swcq_of(struct fab_cq *cq)
+{
+    return jaccl_container_of(cq, struct fab_swcq, fab);
+}
 
 #endif

@@ -79,7 +79,7 @@ static int lane_tos(struct p2p_comm *c, int lane)
 {
     int v = -1;
     socklen_t len = sizeof(v);
-    assert_int_equal(getsockopt(c->ep->lane[lane].fd, IPPROTO_IP, IP_TOS, &v, &len), 0);
+    assert_int_equal(getsockopt(tcp_ep_of(c->ep)->lane[lane].fd, IPPROTO_IP, IP_TOS, &v, &len), 0);
     return v;
 }
 

@@ -177,7 +177,8 @@ static void cut_lane_does_not_flush_the_others(void **state)
     assert_int_equal(F->ep_connect(ep, NULL, 0, ours, 2), 0);
     /* The cut is seen first (lane 1 has sent nothing yet), then lane 1's message arrives. */
     uint64_t dl = jaccl_now_ns() + WAIT_NS;
-    while (atomic_load(&ep->neof) == 0 && F->ep_error(ep, NULL) == 0 && jaccl_now_ns() < dl)
+    while (atomic_load(&tcp_ep_of(ep)->neof) == 0 && F->ep_error(ep, NULL) == 0 &&
+           jaccl_now_ns() < dl)
         usleep(1000);
     assert_int_equal(send(peer[1], &h, sizeof(h), 0), (ssize_t)sizeof(h));
     assert_int_equal(send(peer[1], msg, LEN, 0), LEN);

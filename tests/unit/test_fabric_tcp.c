@@ -646,7 +646,8 @@ static void test_scope_pruned_on_close(void **state)
     static char buf[256];
     struct fab_ep_attr a = attr_of(1, 4, 0);
     struct fab_ep *extra[3];
-    struct fab_mr *mr, *pinned;
+    struct fab_mr *mr;
+    struct tcp_mr *pinned;
     struct pair p;
     uint64_t key;
 
@@ -657,11 +658,12 @@ static void test_scope_pruned_on_close(void **state)
         assert_int_equal(F->ep_create(p.dom[0], p.cq[0], &a, &extra[i]), 0);
         assert_int_equal(F->mr_remote(mr, extra[i], buf).rkey, key);
     }
-    assert_int_equal(mr->nscope, 4);
+    assert_int_equal(tcp_mr_of(mr)->nscope, 4);
     for (int i = 0; i < 3; i++)
         F->ep_close(extra[i]);
-    assert_int_equal(mr->nscope, 1);
-    assert_int_equal(fab_tcp_mr_pin(p.ep[0], key, (uint64_t)(uintptr_t)buf, 16, &pinned), 0);
+    assert_int_equal(tcp_mr_of(mr)->nscope, 1);
+    assert_int_equal(fab_tcp_mr_pin(tcp_ep_of(p.ep[0]), key, (uint64_t)(uintptr_t)buf, 16, &pinned),
+                     0);
     fab_tcp_mr_unpin(pinned);
     F->mr_dereg(mr);
     pair_close(&p);
@@ -701,7 +703,7 @@ static void test_corrupt_frame_is_peer_proto(void **state)
 
 static int saw_one_eof(const void *arg)
 {
-    return atomic_load(&((const struct fab_ep *)arg)->neof) == 1;
+    return atomic_load(&tcp_ep_of((struct fab_ep *)arg)->neof) == 1;
 }
 
 /* The peer closes its lanes one after the other (as a process exit does, in no set order): a
@@ -979,7 +981,8 @@ static int both_heard_now(const void *arg)
     const struct pair *p = arg;
     uint64_t now = jaccl_now_ns();
 
-    return atomic_load(&p->ep[0]->last_rx_ns) == now && atomic_load(&p->ep[1]->last_rx_ns) == now;
+    return atomic_load(&tcp_ep_of(p->ep[0])->last_rx_ns) == now &&
+           atomic_load(&tcp_ep_of(p->ep[1])->last_rx_ns) == now;
 }
 
 /* Three liveness timeouts of idle time, in steps shorter than one (longer than the heartbeat
@@ -1124,7 +1127,7 @@ static int reads_go_to(struct pair *p, unsigned char *src, unsigned char *dst, i
 
     while (jaccl_mono_ns() < dl) {
         exchange(p, src, dst, 64, (*id)++);
-        if (atomic_load(&p->ep[1]->io_polled) == polled)
+        if (atomic_load(&tcp_ep_of(p->ep[1])->io_polled) == polled)
             return 1;
     }
     return 0;
@@ -1144,7 +1147,8 @@ static int io_keeps_reads(struct pair *p, unsigned char *src, unsigned char *dst
         fake_clock_advance(step);
         exchange(p, src, dst, 64, (*id)++);
         assert_int_equal(F->cq_poll(p->cq[1], &wc, 1), 0);
-        if (atomic_load(&p->ep[1]->last_drive_ns) != 0 || atomic_load(&p->ep[1]->io_polled) != 0)
+        if (atomic_load(&tcp_ep_of(p->ep[1])->last_drive_ns) != 0 ||
+            atomic_load(&tcp_ep_of(p->ep[1])->io_polled) != 0)
             return 0;
     }
     return 1;
@@ -1167,9 +1171,10 @@ static void test_crowded_reads_follow_size(void **state)
     fake_clock_start();
     pair_open(&p, 2, 8, 0);
     assert_true(reads_go_to(&p, src, dst, 1, &id));
-    assert_int_equal(atomic_load(&p.ep[1]->big_rx_ns), 0); /* 64-byte messages only so far */
+    assert_int_equal(atomic_load(&tcp_ep_of(p.ep[1])->big_rx_ns),
+                     0); /* 64-byte messages only so far */
     exchange(&p, src, dst, BIG, id++);
-    assert_true(atomic_load(&p.ep[1]->big_rx_ns) > 0);
+    assert_true(atomic_load(&tcp_ep_of(p.ep[1])->big_rx_ns) > 0);
     assert_true(reads_go_to(&p, src, dst, 0, &id)); /* within the hand-off tick */
     /* And keeps them for the rest of the tick: half of it goes by over these exchanges. */
     assert_true(io_keeps_reads(&p, src, dst, 20, MS / 40, &id));
@@ -1179,7 +1184,7 @@ static void test_crowded_reads_follow_size(void **state)
     assert_true(reads_go_to(&p, src, dst, 0, &id));
     /* And it stays there, however much time passes: ticks go by between the exchanges. */
     assert_true(io_keeps_reads(&p, src, dst, 50, 2 * MS, &id));
-    assert_int_equal(atomic_load(&p.ep[1]->io_polled), 0);
+    assert_int_equal(atomic_load(&tcp_ep_of(p.ep[1])->io_polled), 0);
     pair_close(&p);
     free(src);
     free(dst);

@@ -116,7 +116,7 @@ static int connect_a(void)
 static void test_init_at_create(void **st)
 {
     for (int i = 0; i < 2; i++) {
-        const struct fk_modify *m = find_mod(F.a->lane[i].qp->qp_num, IBV_QPS_INIT);
+        const struct fk_modify *m = find_mod(vb_ep_of(F.a)->lane[i].qp->qp_num, IBV_QPS_INIT);
 
         assert_non_null(m);
         assert_int_equal(m->mask, UC_INIT);
@@ -131,16 +131,16 @@ static void test_uc_rtr_rts(void **st)
     fk_dev[0].port[0].active_mtu = IBV_MTU_4096; /* ours is larger: the peer's 1024 wins */
     assert_int_equal(connect_a(), 0);
     for (int i = 0; i < 2; i++) {
-        const struct fk_modify *rtr = find_mod(F.a->lane[i].qp->qp_num, IBV_QPS_RTR);
-        const struct fk_modify *rts = find_mod(F.a->lane[i].qp->qp_num, IBV_QPS_RTS);
+        const struct fk_modify *rtr = find_mod(vb_ep_of(F.a)->lane[i].qp->qp_num, IBV_QPS_RTR);
+        const struct fk_modify *rts = find_mod(vb_ep_of(F.a)->lane[i].qp->qp_num, IBV_QPS_RTS);
 
         assert_non_null(rtr);
         assert_non_null(rts);
         assert_int_equal(rtr->mask, UC_RTR);
         assert_int_equal(rts->mask, UC_RTS);
-        assert_int_equal(rtr->attr.dest_qp_num, F.b->lane[i].qp->qp_num);
-        assert_int_equal(rtr->attr.rq_psn, F.b->lane[i].psn);
-        assert_int_equal(rts->attr.sq_psn, F.a->lane[i].psn);
+        assert_int_equal(rtr->attr.dest_qp_num, vb_ep_of(F.b)->lane[i].qp->qp_num);
+        assert_int_equal(rtr->attr.rq_psn, vb_ep_of(F.b)->lane[i].psn);
+        assert_int_equal(rts->attr.sq_psn, vb_ep_of(F.a)->lane[i].psn);
         assert_int_equal(rtr->attr.path_mtu, IBV_MTU_1024);
         assert_int_equal(rtr->attr.ah_attr.is_global, 1);
         assert_int_equal(rtr->attr.ah_attr.grh.sgid_index, 1); /* found by content */
@@ -150,7 +150,7 @@ static void test_uc_rtr_rts(void **st)
     }
     assert_int_equal(fab_verbs_ops.ep_error(F.a, NULL), 0);
     /* soft-RoCE peer: single-packet UC segments */
-    assert_int_equal(F.a->seg_size, 1024);
+    assert_int_equal(vb_ep_of(F.a)->seg_size, 1024);
 }
 
 /* The endpoint's traffic class and service level reach every lane's address vector. */
@@ -158,7 +158,7 @@ static void test_qos_in_av(void **st)
 {
     assert_int_equal(connect_a(), 0);
     for (int i = 0; i < 2; i++) {
-        const struct fk_modify *rtr = find_mod(F.a->lane[i].qp->qp_num, IBV_QPS_RTR);
+        const struct fk_modify *rtr = find_mod(vb_ep_of(F.a)->lane[i].qp->qp_num, IBV_QPS_RTR);
 
         assert_non_null(rtr);
         assert_int_equal(rtr->attr.ah_attr.is_global, 1);
@@ -171,8 +171,8 @@ static void test_rc_rtr_rts(void **st)
 {
     assert_int_equal(connect_a(), 0);
     for (int i = 0; i < 2; i++) {
-        const struct fk_modify *rtr = find_mod(F.a->lane[i].qp->qp_num, IBV_QPS_RTR);
-        const struct fk_modify *rts = find_mod(F.a->lane[i].qp->qp_num, IBV_QPS_RTS);
+        const struct fk_modify *rtr = find_mod(vb_ep_of(F.a)->lane[i].qp->qp_num, IBV_QPS_RTR);
+        const struct fk_modify *rts = find_mod(vb_ep_of(F.a)->lane[i].qp->qp_num, IBV_QPS_RTS);
 
         assert_int_equal(rtr->mask, RC_RTR);
         assert_int_equal(rts->mask, RC_RTS);
@@ -189,7 +189,7 @@ static void test_rtr_failure_fails_endpoint(void **st)
     assert_true(connect_a() < 0);
     assert_int_equal(fab_verbs_ops.ep_error(F.a, &why), FAB_WC_LOCAL_ERR);
     assert_non_null(strstr(why, "could not be connected"));
-    assert_null(find_mod(F.a->lane[0].qp->qp_num, IBV_QPS_RTS));
+    assert_null(find_mod(vb_ep_of(F.a)->lane[0].qp->qp_num, IBV_QPS_RTS));
     assert_int_equal(fab_verbs_ops.post_recv(F.a, 0, NULL, 0, NULL, 1), -ENOTCONN);
 }
 
@@ -234,7 +234,7 @@ static void test_mr_cache(void **st)
     assert_int_equal(fk_nreg, base + 1);
     rb = fab_verbs_ops.mr_remote(b, F.a, buf + 200);
     assert_int_equal(rb.addr, (uint64_t)(uintptr_t)(buf + 200));
-    assert_int_equal(rb.rkey, a->rkey);
+    assert_int_equal(rb.rkey, vb_mr_of(a)->rkey);
     fab_verbs_ops.mr_dereg(a);
     assert_int_equal(fk_ndereg, 0); /* b still holds it */
     assert_int_equal(fab_verbs_ops.mr_reg(F.dom, buf + 4096, 10, &c), 0);

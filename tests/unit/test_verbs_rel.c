@@ -15,24 +15,23 @@
 #include "verbs_fake.h"
 
 static struct vb_dev g_vdev;
-static struct fab_domain g_dom;
+static struct vb_domain g_dom;
 static char g_buf[8192];
-static struct fab_mr g_mr;
+static struct vb_mr g_mr;
 
-static struct fab_ep *mk_ep(int nlanes, int qp_type)
+static struct vb_ep *mk_ep(int nlanes, int qp_type)
 {
-    struct fab_ep *ep = calloc(1, sizeof(*ep) + (size_t)nlanes * sizeof(struct vb_lane));
+    struct vb_ep *ep = calloc(1, sizeof(*ep) + (size_t)nlanes * sizeof(struct vb_lane));
 
     fk_reset();
     snprintf(g_vdev.info.name, sizeof(g_vdev.info.name), "fake0:1");
     g_dom.dev = &g_vdev;
     g_dom.ibv = &fk_lib;
     g_dom.epfd = -1;
-    g_mr = (struct fab_mr){
-            .dom = &g_dom, .addr = g_buf, .len = sizeof(g_buf), .lkey = 7, .rkey = 9};
+    g_mr = (struct vb_mr){.dom = &g_dom, .addr = g_buf, .len = sizeof(g_buf), .lkey = 7, .rkey = 9};
     ep->dom = &g_dom;
     ep->ibv = &fk_lib;
-    assert_int_equal(fab_swcq_create(&g_dom, 64, &ep->cq), 0);
+    assert_int_equal(fab_swcq_create(&g_dom.fab, 64, &ep->cq), 0);
     ep->nlanes = nlanes;
     ep->max_send_wr = ep->max_recv_wr = 16;
     snprintf(ep->base.peer, sizeof(ep->base.peer), "10.0.0.9:1234");
@@ -60,7 +59,7 @@ static struct fab_ep *mk_ep(int nlanes, int qp_type)
     return ep;
 }
 
-static void free_ep(struct fab_ep *ep)
+static void free_ep(struct vb_ep *ep)
 {
     for (int i = 0; i < ep->nlanes; i++) {
         free(ep->lane[i].rq);
@@ -75,13 +74,13 @@ static void free_ep(struct fab_ep *ep)
     free(ep);
 }
 
-static int poll1(struct fab_ep *ep, struct fab_wc *wc)
+static int poll1(struct vb_ep *ep, struct fab_wc *wc)
 {
     return fab_swcq_poll(ep->cq, wc, 1);
 }
 
 /* Frame i of what the endpoint queued on its side channel (24 bytes each). */
-static int frame(const struct fab_ep *ep, int i, int *type, int *lane, int *epoch, uint32_t *seq)
+static int frame(const struct vb_ep *ep, int i, int *type, int *lane, int *epoch, uint32_t *seq)
 {
     const unsigned char *f = ep->side.out + 24 * i;
 
@@ -94,7 +93,7 @@ static int frame(const struct fab_ep *ep, int i, int *type, int *lane, int *epoc
     return 1;
 }
 
-static void write_imm(struct fab_ep *ep, size_t len, uint32_t imm, uint64_t wr_id)
+static void write_imm(struct vb_ep *ep, size_t len, uint32_t imm, uint64_t wr_id)
 {
     struct fab_remote_buf dst = {0x10000, 0x77};
 
@@ -113,7 +112,7 @@ static void test_imm_codec(void **st)
 
 static void test_segments_and_completion_after_ack(void **st)
 {
-    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct vb_ep *ep = mk_ep(1, IBV_QPT_UC);
     struct fab_wc wc;
 
     write_imm(ep, 2500, 0x1234, 77);
@@ -145,7 +144,7 @@ static void test_segments_and_completion_after_ack(void **st)
 /* ...nor while the hardware may still read the buffer for a retransmitted copy. */
 static void test_no_completion_while_hw_reads(void **st)
 {
-    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct vb_ep *ep = mk_ep(1, IBV_QPT_UC);
     struct fab_wc wc;
 
     write_imm(ep, 100, 1, 5);
@@ -160,7 +159,7 @@ static void test_no_completion_while_hw_reads(void **st)
 
 static void test_nak_rewinds_and_stale_nak_ignored(void **st)
 {
-    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct vb_ep *ep = mk_ep(1, IBV_QPT_UC);
     struct vb_lane *l = &ep->lane[0];
 
     write_imm(ep, 3000, 0, 1); /* seqs 0, 1, 2 */
@@ -179,7 +178,7 @@ static void test_nak_rewinds_and_stale_nak_ignored(void **st)
 
 static void test_retries_exhausted_fails_and_flushes(void **st)
 {
-    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct vb_ep *ep = mk_ep(1, IBV_QPT_UC);
     struct vb_lane *l = &ep->lane[0];
     const char *why = NULL;
     struct fab_wc wc;
@@ -203,7 +202,7 @@ static void test_retries_exhausted_fails_and_flushes(void **st)
     free_ep(ep);
 }
 
-static void post_recvs(struct fab_ep *ep, int n)
+static void post_recvs(struct vb_ep *ep, int n)
 {
     for (int i = 0; i < n; i++)
         assert_int_equal(fab_verbs_post_recv(ep, 0, NULL, 0, NULL, 100 + (uint64_t)i), 0);
@@ -212,7 +211,7 @@ static void post_recvs(struct fab_ep *ep, int n)
 
 static void test_rx_in_order_gap_nak_once(void **st)
 {
-    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct vb_ep *ep = mk_ep(1, IBV_QPT_UC);
     struct vb_lane *l = &ep->lane[0];
     struct fab_wc wc;
     int t, ln, e;
@@ -250,7 +249,7 @@ static void test_rx_in_order_gap_nak_once(void **st)
 
 static void test_rx_multi_segment_write(void **st)
 {
-    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct vb_ep *ep = mk_ep(1, IBV_QPT_UC);
     struct vb_lane *l = &ep->lane[0];
     struct fab_wc wc;
 
@@ -269,7 +268,7 @@ static void test_rx_multi_segment_write(void **st)
  * the endpoint fails, and it is the peer's fault. */
 static void test_rx_write_overflow_fails(void **st)
 {
-    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct vb_ep *ep = mk_ep(1, IBV_QPT_UC);
     struct vb_lane *l = &ep->lane[0];
     struct fab_wc wc;
 
@@ -288,7 +287,7 @@ static void test_rx_write_overflow_fails(void **st)
  * the landed message completes, only the RECV nothing arrived for fails. */
 static void test_side_eof_delivers_landed_data_first(void **st)
 {
-    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct vb_ep *ep = mk_ep(1, IBV_QPT_UC);
     struct vb_lane *l = &ep->lane[0];
     struct fab_wc wc;
     int sv[2];
@@ -312,7 +311,7 @@ static void test_side_eof_delivers_landed_data_first(void **st)
 
 static void test_rx_no_recv_is_fatal(void **st)
 {
-    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct vb_ep *ep = mk_ep(1, IBV_QPT_UC);
 
     vb_rx_segment(ep, &ep->lane[0], vb_imm_make(VB_WRITE_FINAL, 0, 0, 0), 8);
     assert_int_equal(fab_verbs_ep_error(ep, NULL), FAB_WC_NO_RECV);
@@ -320,7 +319,7 @@ static void test_rx_no_recv_is_fatal(void **st)
 }
 
 /* Feeds one frame to the endpoint through a real socket, as the peer would. */
-static void feed(struct fab_ep *ep, int peer_fd, int type, uint32_t seq, uint64_t addr,
+static void feed(struct vb_ep *ep, int peer_fd, int type, uint32_t seq, uint64_t addr,
                  uint32_t rkey)
 {
     unsigned char f[24] = {(unsigned char)type, 0, 0, 0};
@@ -334,7 +333,7 @@ static void feed(struct fab_ep *ep, int peer_fd, int type, uint32_t seq, uint64_
 
 static void test_send_goes_into_advertised_recv(void **st)
 {
-    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct vb_ep *ep = mk_ep(1, IBV_QPT_UC);
     int sv[2];
 
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
@@ -359,7 +358,7 @@ static void test_send_goes_into_advertised_recv(void **st)
 
 static void test_rx_send_and_too_long(void **st)
 {
-    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct vb_ep *ep = mk_ep(1, IBV_QPT_UC);
     struct vb_lane *l = &ep->lane[0];
     struct fab_wc wc;
     int t, ln, e;
@@ -386,7 +385,7 @@ static void test_rx_send_and_too_long(void **st)
 
 static void test_probe_after_rto_then_rewind(void **st)
 {
-    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct vb_ep *ep = mk_ep(1, IBV_QPT_UC);
     struct vb_lane *l = &ep->lane[0];
     int t, ln, e;
     uint32_t seq;
@@ -411,7 +410,7 @@ static void test_probe_after_rto_then_rewind(void **st)
 
 static void test_rc_never_probes(void **st)
 {
-    struct fab_ep *ep = mk_ep(1, IBV_QPT_RC);
+    struct vb_ep *ep = mk_ep(1, IBV_QPT_RC);
 
     write_imm(ep, 100, 0, 1);
     assert_int_equal(vb_tx_timer(ep, &ep->lane[0], UINT64_MAX / 2), UINT64_MAX);
@@ -420,7 +419,7 @@ static void test_rc_never_probes(void **st)
 
 static void test_probe_fences_older_epochs(void **st)
 {
-    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct vb_ep *ep = mk_ep(1, IBV_QPT_UC);
     struct vb_lane *l = &ep->lane[0];
     struct fab_wc wc;
     int t, ln, e;
@@ -441,7 +440,7 @@ static void test_probe_fences_older_epochs(void **st)
 
 static void test_error_cqe_fails_endpoint(void **st)
 {
-    struct fab_ep *ep = mk_ep(2, IBV_QPT_UC);
+    struct vb_ep *ep = mk_ep(2, IBV_QPT_UC);
     const char *why = NULL;
     struct fab_wc wc;
 
@@ -460,7 +459,7 @@ static void test_error_cqe_fails_endpoint(void **st)
 
 static void test_drain_delivers_and_acks(void **st)
 {
-    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct vb_ep *ep = mk_ep(1, IBV_QPT_UC);
     struct fab_wc wc;
     int t, ln, e;
     uint32_t seq;
@@ -480,7 +479,7 @@ static void test_drain_delivers_and_acks(void **st)
 
 /* Middle segments wait for company (VB_ACK_EVERY of them, or VB_ACK_DELAY_NS); a message's last
  * segment is acknowledged at the end of its drain. */
-static int acks_queued(const struct fab_ep *ep, uint32_t *last)
+static int acks_queued(const struct vb_ep *ep, uint32_t *last)
 {
     int t, ln, e, n = 0;
     uint32_t seq;
@@ -495,7 +494,7 @@ static int acks_queued(const struct fab_ep *ep, uint32_t *last)
 
 static void test_acks_coalesced(void **st)
 {
-    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct vb_ep *ep = mk_ep(1, IBV_QPT_UC);
     struct vb_lane *l = &ep->lane[0];
     uint32_t seq = 0, n = 0;
     uint64_t now = 5000;
@@ -531,7 +530,7 @@ static void test_acks_coalesced(void **st)
  * window under VB_ACK_EVERY (after a loss) the sender would otherwise wait out the delay. */
 static void test_window_end_asks_for_ack(void **st)
 {
-    struct fab_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct vb_ep *ep = mk_ep(1, IBV_QPT_UC);
     struct vb_lane *l = &ep->lane[0];
     uint32_t seq = 0;
 

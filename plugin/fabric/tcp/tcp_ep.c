@@ -48,7 +48,7 @@ static void tcp_lane_free(struct tcp_lane *l, uint64_t stall_ns)
     pthread_mutex_destroy(&l->recv_mu);
 }
 
-static void tcp_ep_free(struct fab_ep *ep, int nlanes)
+static void tcp_ep_free(struct tcp_ep *ep, int nlanes)
 {
     for (int i = 0; i < nlanes; i++)
         tcp_lane_free(&ep->lane[i], ep->liveness_ns);
@@ -62,10 +62,10 @@ static void tcp_ep_free(struct fab_ep *ep, int nlanes)
     free(ep);
 }
 
-int fab_tcp_ep_create(struct fab_domain *dom, struct fab_cq *cq, const struct fab_ep_attr *attr,
-                      struct fab_ep **out)
+int fab_tcp_ep_create(struct tcp_domain *dom, struct fab_cq *cq, const struct fab_ep_attr *attr,
+                      struct tcp_ep **out)
 {
-    struct fab_ep *ep;
+    struct tcp_ep *ep;
 
     if (attr->nlanes < 1 || attr->nlanes > FAB_MAX_LANES || attr->max_send_wr < 1 ||
         attr->max_recv_wr < 1 || !cq)
@@ -73,6 +73,7 @@ int fab_tcp_ep_create(struct fab_domain *dom, struct fab_cq *cq, const struct fa
     ep = calloc(1, sizeof(*ep) + (size_t)attr->nlanes * sizeof(ep->lane[0]));
     if (!ep)
         return -ENOMEM;
+    ep->fab.ops = dom->fab.ops;
     ep->dom = dom;
     ep->id = atomic_fetch_add(&g_ep_ids, 1) + 1;
     ep->cq = cq;
@@ -95,7 +96,7 @@ int fab_tcp_ep_create(struct fab_domain *dom, struct fab_cq *cq, const struct fa
     return 0;
 }
 
-int fab_tcp_ep_local_info(struct fab_ep *ep, void *buf, size_t cap)
+int fab_tcp_ep_local_info(struct tcp_ep *ep, void *buf, size_t cap)
 {
     return 0; /* the sockets are the connection; nothing to exchange */
 }
@@ -103,7 +104,7 @@ int fab_tcp_ep_local_info(struct fab_ep *ep, void *buf, size_t cap)
 /* The traffic class goes on each lane's socket as IP_TOS or IPV6_TCLASS (by the socket's own
  * family; a UNIX socket has none). A refusal is not fatal: the data still flows, unmarked, so
  * it is a WARN naming the peer. */
-static void tcp_lane_tclass(struct fab_ep *ep, int lane, int fd)
+static void tcp_lane_tclass(struct tcp_ep *ep, int lane, int fd)
 {
     struct sockaddr_storage ss;
     socklen_t len = sizeof(ss);
@@ -119,7 +120,7 @@ static void tcp_lane_tclass(struct fab_ep *ep, int lane, int fd)
               ep->base.peer, lane, v, strerror(errno));
 }
 
-static int tcp_ep_adopt(struct fab_ep *ep, const int *socks)
+static int tcp_ep_adopt(struct tcp_ep *ep, const int *socks)
 {
     uint64_t now = jaccl_now_ns();
     int rc = 0;
@@ -142,14 +143,14 @@ static int tcp_ep_adopt(struct fab_ep *ep, const int *socks)
 /* A connect that fails leaves the endpoint in error with its queued work flushed, so the caller
  * sees the same thing as for a connection lost later. The I/O thread never started (io_start
  * failing leaves none behind), so the flush is ours to do. */
-static int tcp_ep_connect_failed(struct fab_ep *ep, int rc)
+static int tcp_ep_connect_failed(struct tcp_ep *ep, int rc)
 {
     fab_tcp_ep_fail(ep, FAB_WC_LOCAL_ERR, -1, "could not be connected: %s", strerror(-rc));
     fab_tcp_ep_flush(ep);
     return rc;
 }
 
-int fab_tcp_ep_connect(struct fab_ep *ep, const void *peer_info, size_t len, const int *socks,
+int fab_tcp_ep_connect(struct tcp_ep *ep, const void *peer_info, size_t len, const int *socks,
                        int nsocks)
 {
     int rc;
@@ -172,7 +173,7 @@ int fab_tcp_ep_connect(struct fab_ep *ep, const void *peer_info, size_t len, con
     return 0;
 }
 
-void fab_tcp_ep_close(struct fab_ep *ep)
+void fab_tcp_ep_close(struct tcp_ep *ep)
 {
     if (!ep)
         return;
@@ -187,7 +188,7 @@ void fab_tcp_ep_close(struct fab_ep *ep)
     tcp_ep_free(ep, ep->nlanes); /* work is dropped; the sockets end in order (fabric.h) */
 }
 
-int fab_tcp_ep_error(struct fab_ep *ep, const char **reason)
+int fab_tcp_ep_error(struct tcp_ep *ep, const char **reason)
 {
     return fab_ep_base_error(&ep->base, reason);
 }

@@ -30,7 +30,7 @@ enum fab_wc_status fab_tcp_errno_status(int err)
 /* `orderly`: the peer closed the connection (end of stream), which is how every normal
  * teardown looks from this side; the log line then does not call it a failure. Whether it was
  * one is for the layer above, which WARNs if a request of its own dies with it. */
-static void tcp_ep_down(struct fab_ep *ep, enum fab_wc_status st, int lane, int orderly,
+static void tcp_ep_down(struct tcp_ep *ep, enum fab_wc_status st, int lane, int orderly,
                         const char *what)
 {
     char full[192];
@@ -51,7 +51,7 @@ static void tcp_ep_down(struct fab_ep *ep, enum fab_wc_status st, int lane, int 
     fab_tcp_io_wake(ep);
 }
 
-void fab_tcp_ep_fail(struct fab_ep *ep, enum fab_wc_status st, int lane, const char *fmt, ...)
+void fab_tcp_ep_fail(struct tcp_ep *ep, enum fab_wc_status st, int lane, const char *fmt, ...)
 {
     char what[160];
     va_list ap;
@@ -62,14 +62,14 @@ void fab_tcp_ep_fail(struct fab_ep *ep, enum fab_wc_status st, int lane, const c
     tcp_ep_down(ep, st, lane, 0, what);
 }
 
-void fab_tcp_ep_peer_closed(struct fab_ep *ep, int lane)
+void fab_tcp_ep_peer_closed(struct tcp_ep *ep, int lane)
 {
     tcp_ep_down(ep, FAB_WC_PEER_LOST, lane, 1, "closed the connection");
 }
 
-static void tcp_flush_one(struct fab_ep *ep, int lane, uint64_t wr_id, enum fab_wc_op op)
+static void tcp_flush_one(struct tcp_ep *ep, int lane, uint64_t wr_id, enum fab_wc_op op)
 {
-    struct fab_wc wc = {.wr_id = wr_id, .ep = ep, .op = op, .lane = lane};
+    struct fab_wc wc = {.wr_id = wr_id, .ep = &ep->fab, .op = op, .lane = lane};
 
     wc.status = FAB_WC_FLUSHED;
     if (ep->cause_owed) {
@@ -81,7 +81,7 @@ static void tcp_flush_one(struct fab_ep *ep, int lane, uint64_t wr_id, enum fab_
 
 /* Within a lane: the RECV that was being filled first (it may be the very one
  * that broke the endpoint: LEN_ERR, REMOTE_ACCESS), then the other RECVs, then the sends. */
-static void tcp_flush_lane(struct fab_ep *ep, struct tcp_lane *l)
+static void tcp_flush_lane(struct tcp_ep *ep, struct tcp_lane *l)
 {
     pthread_mutex_lock(&l->rx_mu); /* a poller may be reading the lane (tcp_int.h) */
     if (l->rx.have_wr) {
@@ -107,7 +107,7 @@ static void tcp_flush_lane(struct fab_ep *ep, struct tcp_lane *l)
 }
 
 /* The lane that broke goes first, so the cause lands on its own work when it has any. */
-void fab_tcp_ep_flush(struct fab_ep *ep)
+void fab_tcp_ep_flush(struct tcp_ep *ep)
 {
     if (ep->fail_lane >= 0)
         tcp_flush_lane(ep, &ep->lane[ep->fail_lane]);

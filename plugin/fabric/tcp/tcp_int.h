@@ -19,9 +19,14 @@
  * that read raises a new edge (edge-triggered epoll), so data never sits unread with nobody
  * told. The flush takes rx_mu too, so a poller never runs into a RECV being flushed. */
 #ifndef JACCL_FABRIC_TCP_INT_H
+
+struct tcp_domain;
+struct tcp_ep;
+struct tcp_mr;
 #define JACCL_FABRIC_TCP_INT_H
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -29,6 +34,7 @@
 #include "fabric/fabric.h"
 #include "fabric/swcq.h"
 #include "fabric/tcp/tcp_wire.h"
+#include "util/container.h"
 
 #define TCP_MAX_MSG   (1u << 30) /* 1 GiB: fits the wire's 32-bit length with room to spare */
 #define TCP_STAGE     4096       /* receive staging: headers and the head of each payload */
@@ -50,39 +56,42 @@ void fab_tcp_fini(void);
 const char *fab_tcp_why_none(void);
 
 /* ---- domains and registrations (tcp_mr.c) ---- */
-struct fab_mr {
-    struct fab_domain *dom;
+/* The back end's own objects embed the fabric's heads first (fabric.h); tcp_*_of converts. */
+struct tcp_mr {
+    struct fab_mr fab; /* ops: the domain's */
+    struct tcp_domain *dom;
     char *addr;
     size_t len;
     uint64_t key;        /* 64 random bits, unique among the domain's live keys */
-    struct fab_mr *next; /* hash chain */
+    struct tcp_mr *next; /* hash chain */
     int busy;            /* I/O threads landing bytes in it right now (under dom->mu) */
     uint64_t *scope;     /* ids of the endpoints it was advertised on (under dom->mu) */
     uint32_t nscope, scope_cap;
 };
 
-struct fab_domain {
+struct tcp_domain {
+    struct fab_domain fab; /* ops: fab_tcp_ops */
     int dev;
     pthread_mutex_t mu;
     pthread_cond_t idle; /* a deregistration waits here for busy to drop to 0 */
-    struct fab_mr **bucket;
+    struct tcp_mr **bucket;
     size_t nbucket, nmr;
 };
 
-int fab_tcp_domain_open(int dev, struct fab_domain **out);
-void fab_tcp_domain_close(struct fab_domain *dom);
-int fab_tcp_mr_reg(struct fab_domain *dom, void *addr, size_t len, struct fab_mr **out);
-void fab_tcp_mr_dereg(struct fab_mr *mr);
-struct fab_remote_buf fab_tcp_mr_remote(struct fab_mr *mr, struct fab_ep *ep, void *addr);
+int fab_tcp_domain_open(int dev, struct tcp_domain **out);
+void fab_tcp_domain_close(struct tcp_domain *dom);
+int fab_tcp_mr_reg(struct tcp_domain *dom, void *addr, size_t len, struct tcp_mr **out);
+void fab_tcp_mr_dereg(struct tcp_mr *mr);
+struct fab_remote_buf fab_tcp_mr_remote(struct tcp_mr *mr, struct tcp_ep *ep, void *addr);
 /* Drops a closed endpoint from the scope of every registration of d. */
-void fab_tcp_mr_forget_ep(struct fab_domain *d, uint64_t ep_id);
+void fab_tcp_mr_forget_ep(struct tcp_domain *d, uint64_t ep_id);
 /* Pins the live registration `key` of ep's domain if it was advertised on ep and covers
  * [addr, addr+len): 0, or -EACCES. The caller may write there until fab_tcp_mr_unpin();
  * deregistration waits for that. */
-int fab_tcp_mr_pin(struct fab_ep *ep, uint64_t key, uint64_t addr, size_t len, struct fab_mr **out);
-void fab_tcp_mr_unpin(struct fab_mr *mr);
+int fab_tcp_mr_pin(struct tcp_ep *ep, uint64_t key, uint64_t addr, size_t len, struct tcp_mr **out);
+void fab_tcp_mr_unpin(struct tcp_mr *mr);
 /* 0 if [buf, buf+len) lies in mr and mr belongs to dom (the verbs lkey check), else -EINVAL. */
-int fab_tcp_mr_check_local(struct fab_domain *dom, struct fab_mr *mr, const void *buf, size_t len);
+int fab_tcp_mr_check_local(struct tcp_domain *dom, struct tcp_mr *mr, const void *buf, size_t len);
 
 /* ---- completion queues: the shared software CQ, fab_swcq_* (fabric/swcq.c) ---- */
 
@@ -131,8 +140,9 @@ struct tcp_lane {
     struct tcp_rx rx;
 };
 
-struct fab_ep {
-    struct fab_domain *dom;
+struct tcp_ep {
+    struct fab_ep fab; /* ops: the domain's; what completions carry (fab_wc.ep) */
+    struct tcp_domain *dom;
     uint64_t id; /* unique for the life of the process: names it in registrations' scopes */
     struct fab_cq *cq;
     int nlanes, max_send_wr;
@@ -161,53 +171,73 @@ struct fab_ep {
     struct tcp_lane lane[];
 };
 
+/* The heads come first, so NULL (an mr the caller did not give) converts to NULL. */
+_Static_assert(offsetof(struct tcp_domain, fab) == 0, "the domain's head comes first");
+_Static_assert(offsetof(struct tcp_mr, fab) == 0, "the registration's head comes first");
+_Static_assert(offsetof(struct tcp_ep, fab) == 0, "the endpoint's head comes first");
+
+static inline struct tcp_domain *tcp_domain_of(struct fab_domain *d)
+{
+    return jaccl_container_of(d, struct tcp_domain, fab);
+}
+
+static inline struct tcp_mr *tcp_mr_of(struct fab_mr *m)
+{
+    return jaccl_container_of(m, struct tcp_mr, fab);
+}
+
+static inline struct tcp_ep *tcp_ep_of(struct fab_ep *e)
+{
+    return jaccl_container_of(e, struct tcp_ep, fab);
+}
+
 /* tcp_ep.c */
 int fab_tcp_side_socks(const struct fab_ep_attr *attr);
-int fab_tcp_ep_create(struct fab_domain *dom, struct fab_cq *cq, const struct fab_ep_attr *attr,
-                      struct fab_ep **out);
-int fab_tcp_ep_local_info(struct fab_ep *ep, void *buf, size_t cap);
-int fab_tcp_ep_connect(struct fab_ep *ep, const void *peer_info, size_t len, const int *socks,
+int fab_tcp_ep_create(struct tcp_domain *dom, struct fab_cq *cq, const struct fab_ep_attr *attr,
+                      struct tcp_ep **out);
+int fab_tcp_ep_local_info(struct tcp_ep *ep, void *buf, size_t cap);
+int fab_tcp_ep_connect(struct tcp_ep *ep, const void *peer_info, size_t len, const int *socks,
                        int nsocks);
-void fab_tcp_ep_close(struct fab_ep *ep);
-int fab_tcp_ep_error(struct fab_ep *ep, const char **reason);
+void fab_tcp_ep_close(struct tcp_ep *ep);
+int fab_tcp_ep_error(struct tcp_ep *ep, const char **reason);
 
 /* tcp_fail.c: puts the endpoint in error (first cause wins) and wakes its I/O thread, which
  * flushes the queues; callable from any thread holding any of the ep's locks but ep->mu. */
-void fab_tcp_ep_fail(struct fab_ep *ep, enum fab_wc_status st, int lane, const char *fmt, ...)
+void fab_tcp_ep_fail(struct tcp_ep *ep, enum fab_wc_status st, int lane, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
 /* The peer ended the stream on `lane`: PEER_LOST like any loss, logged as a close. */
-void fab_tcp_ep_peer_closed(struct fab_ep *ep, int lane);
+void fab_tcp_ep_peer_closed(struct tcp_ep *ep, int lane);
 /* A socket errno as a status: the peer's fault (PEER_LOST) or ours (LOCAL_ERR). */
 enum fab_wc_status fab_tcp_errno_status(int err);
 /* Completes every outstanding work item: the first with the cause, the rest FLUSHED. Called
  * by the I/O thread once the endpoint is in error (or by ep_connect if it never started). */
-void fab_tcp_ep_flush(struct fab_ep *ep);
+void fab_tcp_ep_flush(struct tcp_ep *ep);
 
 /* tcp_tx.c */
-int fab_tcp_post_send(struct fab_ep *ep, int lane, const void *buf, size_t len, struct fab_mr *mr,
+int fab_tcp_post_send(struct tcp_ep *ep, int lane, const void *buf, size_t len, struct tcp_mr *mr,
                       uint64_t wr_id);
-int fab_tcp_post_write_imm(struct fab_ep *ep, int lane, const void *buf, size_t len,
-                           struct fab_mr *mr, struct fab_remote_buf dst, uint32_t imm,
+int fab_tcp_post_write_imm(struct tcp_ep *ep, int lane, const void *buf, size_t len,
+                           struct tcp_mr *mr, struct fab_remote_buf dst, uint32_t imm,
                            uint64_t wr_id);
 /* Moves queued sends into the socket until it is full or the queue is empty; completes what
  * went out. Caller holds send_mu. 1 = queue empty, 0 = socket full, < 0 = -errno (the endpoint
  * has been failed with fab_tcp_ep_fail, "send failed"). */
-int fab_tcp_tx_progress(struct fab_ep *ep, struct tcp_lane *l);
+int fab_tcp_tx_progress(struct tcp_ep *ep, struct tcp_lane *l);
 /* Queues a heartbeat if the lane is idle and has sent nothing since `due_ns` - liveness/4.
  * Returns the time the next one will be due. Caller holds nothing. */
-uint64_t fab_tcp_tx_heartbeat(struct fab_ep *ep, struct tcp_lane *l, uint64_t now);
+uint64_t fab_tcp_tx_heartbeat(struct tcp_ep *ep, struct tcp_lane *l, uint64_t now);
 
 /* tcp_rx.c */
-int fab_tcp_post_recv(struct fab_ep *ep, int lane, void *buf, size_t cap, struct fab_mr *mr,
+int fab_tcp_post_recv(struct tcp_ep *ep, int lane, void *buf, size_t cap, struct tcp_mr *mr,
                       uint64_t wr_id);
 /* Reads and delivers what the lane's socket has, up to TCP_RX_BUDGET bytes. Returns the number
  * of messages completed, or -EPIPE once the endpoint is in error. Sets l->rx.ready = 0 when the
  * socket ran dry. Caller holds l->rx_mu. */
-int fab_tcp_rx_service(struct fab_ep *ep, struct tcp_lane *l);
+int fab_tcp_rx_service(struct tcp_ep *ep, struct tcp_lane *l);
 
 /* tcp_io.c */
-int fab_tcp_io_start(struct fab_ep *ep);
-void fab_tcp_io_wake(struct fab_ep *ep);
+int fab_tcp_io_start(struct tcp_ep *ep);
+void fab_tcp_io_wake(struct tcp_ep *ep);
 /* The fab_cq_src drive() of an endpoint: the polling thread reads the lanes that expect data. */
 int fab_tcp_ep_drive(struct fab_cq_src *src);
 /* Its quiet(): hands all reading back to the I/O thread at once. */

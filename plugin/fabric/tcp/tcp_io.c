@@ -32,7 +32,7 @@
 #define TCP_EV_EDGE    (EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET)
 #define TCP_EV_POLLED  EPOLLET /* errors and hang-ups are reported anyway */
 
-void fab_tcp_io_wake(struct fab_ep *ep)
+void fab_tcp_io_wake(struct tcp_ep *ep)
 {
     uint64_t one = 1;
 
@@ -46,7 +46,7 @@ void fab_tcp_io_wake(struct fab_ep *ep)
  * lock is then held by a poller reading or writing that very lane, and waiting for it would
  * turn the poller's unlock into a futex wake-up on its data path (measured: the most frequent
  * futex calls of a 2-rank all-reduce). 0 = not taken: the lane is its holder's this time. */
-static int tcp_io_lock(struct fab_ep *ep, pthread_mutex_t *mu)
+static int tcp_io_lock(struct tcp_ep *ep, pthread_mutex_t *mu)
 {
     if (atomic_load(&ep->io_polled))
         return pthread_mutex_trylock(mu) == 0;
@@ -54,7 +54,7 @@ static int tcp_io_lock(struct fab_ep *ep, pthread_mutex_t *mu)
     return 1;
 }
 
-static void tcp_io_send(struct fab_ep *ep, struct tcp_lane *l)
+static void tcp_io_send(struct tcp_ep *ep, struct tcp_lane *l)
 {
     if (!tcp_io_lock(ep, &l->send_mu))
         return;
@@ -63,7 +63,7 @@ static void tcp_io_send(struct fab_ep *ep, struct tcp_lane *l)
     pthread_mutex_unlock(&l->send_mu);
 }
 
-static void tcp_io_dispatch(struct fab_ep *ep, const struct epoll_event *ev, int n)
+static void tcp_io_dispatch(struct tcp_ep *ep, const struct epoll_event *ev, int n)
 {
     uint64_t cnt;
 
@@ -93,7 +93,7 @@ static void tcp_io_dispatch(struct fab_ep *ep, const struct epoll_event *ev, int
 }
 
 /* Heartbeats and the silence check; returns when the next one is due (UINT64_MAX: never). */
-static uint64_t tcp_io_liveness(struct fab_ep *ep)
+static uint64_t tcp_io_liveness(struct tcp_ep *ep)
 {
     uint64_t now = jaccl_now_ns(), next, last;
 
@@ -119,7 +119,7 @@ static uint64_t tcp_io_liveness(struct fab_ep *ep)
 
 /* epoll_wait timeout in ms: 0 while a lane still has unread data (`busy`), else until the next
  * timer (the hand-off tick included), rounded up so a timer never makes the thread spin. */
-static int tcp_io_timeout(struct fab_ep *ep, int busy)
+static int tcp_io_timeout(struct tcp_ep *ep, int busy)
 {
     uint64_t next = tcp_io_liveness(ep);
     int ms;
@@ -130,12 +130,12 @@ static int tcp_io_timeout(struct fab_ep *ep, int busy)
     return ms == 0 ? 1 : ms; /* already due: 1, not 0, so a timer cannot make it spin */
 }
 
-static int tcp_io_healthy(struct fab_ep *ep)
+static int tcp_io_healthy(struct tcp_ep *ep)
 {
     return !atomic_load(&ep->stop) && fab_ep_base_status(&ep->base) == FAB_WC_OK;
 }
 
-static int tcp_io_polled(struct fab_ep *ep)
+static int tcp_io_polled(struct tcp_ep *ep)
 {
     uint64_t last = atomic_load(&ep->last_drive_ns); /* seq_cst: pairs with fab_tcp_ep_quiet */
     uint64_t now = jaccl_now_ns();
@@ -145,7 +145,7 @@ static int tcp_io_polled(struct fab_ep *ep)
 
 /* Every lane is read on this pass whether an edge came or not, and what it has queued is
  * written (while pollers are active, unless one holds the lane: see tcp_io_lock). */
-static void tcp_io_mark_all(struct fab_ep *ep)
+static void tcp_io_mark_all(struct tcp_ep *ep)
 {
     for (int i = 0; i < ep->nlanes; i++) {
         struct tcp_lane *l = &ep->lane[i];
@@ -162,7 +162,7 @@ static void tcp_io_mark_all(struct fab_ep *ep)
 /* Follows the pollers: EPOLLIN off while one is active, back on once they stopped. Either way
  * every lane is read right after, so bytes that came while nobody listened are not stranded
  * (EPOLL_CTL_MOD also re-reports a socket that is already readable). */
-static void tcp_io_follow_pollers(struct fab_ep *ep)
+static void tcp_io_follow_pollers(struct tcp_ep *ep)
 {
     int polled = tcp_io_polled(ep);
 
@@ -191,7 +191,7 @@ static void tcp_io_follow_pollers(struct fab_ep *ep)
 
 /* Reads every lane an edge was seen on; 1 if one still has data left (budget used up). While
  * pollers are active a lane a poller is reading is left to it (see tcp_io_lock). */
-static int tcp_io_read_lanes(struct fab_ep *ep)
+static int tcp_io_read_lanes(struct tcp_ep *ep)
 {
     int busy = 0;
 
@@ -223,7 +223,7 @@ static int tcp_lane_expects(struct tcp_lane *l)
 }
 
 /* Writes what the lane's socket did not take when it was posted (the poster wrote inline). */
-static int tcp_drive_send(struct fab_ep *ep, struct tcp_lane *l)
+static int tcp_drive_send(struct tcp_ep *ep, struct tcp_lane *l)
 {
     int moved = 0;
 
@@ -242,7 +242,7 @@ static int tcp_drive_send(struct fab_ep *ep, struct tcp_lane *l)
 /* Lanes whose socket has bytes (or an error or EOF) right now, one bit each: one
  * level-triggered epoll_wait instead of a recvmsg per lane. With a single lane the recvmsg is
  * the check, and costs no more: every lane counts as ready. */
-static uint32_t tcp_drive_ready(struct fab_ep *ep)
+static uint32_t tcp_drive_ready(struct tcp_ep *ep)
 {
     struct epoll_event ev[FAB_MAX_LANES];
     uint32_t ready = 0;
@@ -270,7 +270,7 @@ static int tcp_lane_pending(const struct tcp_lane *l)
 /* Whether this poll takes the reads over from the I/O thread. On crowded CPUs mostly not: a
  * poller may be preempted for a whole time slice, so the I/O thread keeps listening
  * (jaccl_cpu_poller_owns says when it may still); the poller reads whatever it finds first. */
-static int tcp_drive_owns(struct fab_ep *ep, uint64_t now)
+static int tcp_drive_owns(struct tcp_ep *ep, uint64_t now)
 {
     uint64_t big = atomic_load_explicit(&ep->big_rx_ns, memory_order_relaxed);
 
@@ -280,7 +280,7 @@ static int tcp_drive_owns(struct fab_ep *ep, uint64_t now)
 
 int fab_tcp_ep_drive(struct fab_cq_src *src)
 {
-    struct fab_ep *ep = (struct fab_ep *)((char *)src - offsetof(struct fab_ep, src));
+    struct tcp_ep *ep = jaccl_container_of(src, struct tcp_ep, src);
     uint64_t now = jaccl_now_ns();
     uint32_t ready;
     int moved = 0;
@@ -312,7 +312,7 @@ int fab_tcp_ep_drive(struct fab_cq_src *src)
  * again now rather than on its next tick. */
 void fab_tcp_ep_quiet(struct fab_cq_src *src)
 {
-    struct fab_ep *ep = (struct fab_ep *)((char *)src - offsetof(struct fab_ep, src));
+    struct tcp_ep *ep = jaccl_container_of(src, struct tcp_ep, src);
 
     atomic_store(&ep->last_drive_ns, 0);
     if (atomic_load(&ep->io_polled))
@@ -321,7 +321,7 @@ void fab_tcp_ep_quiet(struct fab_cq_src *src)
 
 static void *tcp_io_main(void *arg)
 {
-    struct fab_ep *ep = arg;
+    struct tcp_ep *ep = arg;
     struct epoll_event ev[FAB_MAX_LANES + 1];
     int timeout = 0, n, busy;
 
@@ -350,14 +350,14 @@ static void *tcp_io_main(void *arg)
     return NULL;
 }
 
-static int tcp_io_watch(struct fab_ep *ep, int fd, uint32_t tag, uint32_t events)
+static int tcp_io_watch(struct tcp_ep *ep, int fd, uint32_t tag, uint32_t events)
 {
     struct epoll_event ev = {.events = events, .data.u32 = tag};
 
     return epoll_ctl(ep->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
-static int tcp_poll_watch(struct fab_ep *ep, int lane)
+static int tcp_poll_watch(struct tcp_ep *ep, int lane)
 {
     struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)lane};
 
@@ -366,7 +366,7 @@ static int tcp_poll_watch(struct fab_ep *ep, int lane)
 
 /* The lanes' fds are set; creates the epoll set and the thread (with every signal blocked, so
  * the application's handlers keep running on its own threads). */
-int fab_tcp_io_start(struct fab_ep *ep)
+int fab_tcp_io_start(struct tcp_ep *ep)
 {
     sigset_t all, old;
     int rc;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "fabric/tcp/tcp.h"
 #include "fabric/tcp/tcp_int.h"
 #include "util/log.h"
 
@@ -25,14 +26,14 @@ static int tcp_key_random(uint64_t *k)
     return n == (ssize_t)sizeof(*k) ? 0 : n < 0 ? -errno : -EIO;
 }
 
-static size_t tcp_bucket(const struct fab_domain *d, uint64_t key)
+static size_t tcp_bucket(const struct tcp_domain *d, uint64_t key)
 {
     return (size_t)(key & (d->nbucket - 1)); /* keys are random */
 }
 
-static struct fab_mr *tcp_mr_find(struct fab_domain *d, uint64_t key)
+static struct tcp_mr *tcp_mr_find(struct tcp_domain *d, uint64_t key)
 {
-    struct fab_mr *m = d->bucket[tcp_bucket(d, key)];
+    struct tcp_mr *m = d->bucket[tcp_bucket(d, key)];
 
     while (m && m->key != key)
         m = m->next;
@@ -40,7 +41,7 @@ static struct fab_mr *tcp_mr_find(struct fab_domain *d, uint64_t key)
 }
 
 /* A fresh key no live registration of d uses (caller holds d->mu). */
-static int tcp_key_new(struct fab_domain *d, uint64_t *k)
+static int tcp_key_new(struct tcp_domain *d, uint64_t *k)
 {
     int rc;
 
@@ -50,9 +51,9 @@ static int tcp_key_new(struct fab_domain *d, uint64_t *k)
     return rc;
 }
 
-int fab_tcp_domain_open(int dev, struct fab_domain **out)
+int fab_tcp_domain_open(int dev, struct tcp_domain **out)
 {
-    struct fab_domain *d = calloc(1, sizeof(*d));
+    struct tcp_domain *d = calloc(1, sizeof(*d));
 
     if (!d)
         return -ENOMEM;
@@ -62,6 +63,7 @@ int fab_tcp_domain_open(int dev, struct fab_domain **out)
         return -ENOMEM;
     }
     d->nbucket = TCP_MR_BUCKETS0;
+    d->fab.ops = &fab_tcp_ops;
     d->dev = dev;
     pthread_mutex_init(&d->mu, NULL);
     pthread_cond_init(&d->idle, NULL);
@@ -69,7 +71,7 @@ int fab_tcp_domain_open(int dev, struct fab_domain **out)
     return 0;
 }
 
-void fab_tcp_domain_close(struct fab_domain *dom)
+void fab_tcp_domain_close(struct tcp_domain *dom)
 {
     if (!dom)
         return;
@@ -83,15 +85,15 @@ void fab_tcp_domain_close(struct fab_domain *dom)
 }
 
 /* Keeps chains short as registrations pile up; a failed grow just leaves them longer. */
-static void tcp_mr_grow(struct fab_domain *d)
+static void tcp_mr_grow(struct tcp_domain *d)
 {
     size_t n = d->nbucket * 2;
-    struct fab_mr **b = calloc(n, sizeof(*b));
+    struct tcp_mr **b = calloc(n, sizeof(*b));
 
     if (!b)
         return;
     for (size_t i = 0; i < d->nbucket; i++) {
-        for (struct fab_mr *m = d->bucket[i], *next; m; m = next) {
+        for (struct tcp_mr *m = d->bucket[i], *next; m; m = next) {
             next = m->next;
             m->next = b[m->key & (n - 1)];
             b[m->key & (n - 1)] = m;
@@ -102,9 +104,9 @@ static void tcp_mr_grow(struct fab_domain *d)
     d->nbucket = n;
 }
 
-int fab_tcp_mr_reg(struct fab_domain *dom, void *addr, size_t len, struct fab_mr **out)
+int fab_tcp_mr_reg(struct tcp_domain *dom, void *addr, size_t len, struct tcp_mr **out)
 {
-    struct fab_mr *mr = calloc(1, sizeof(*mr));
+    struct tcp_mr *mr = calloc(1, sizeof(*mr));
     size_t b;
 
     if (!mr)
@@ -113,6 +115,7 @@ int fab_tcp_mr_reg(struct fab_domain *dom, void *addr, size_t len, struct fab_mr
         free(mr);
         return -EINVAL;
     }
+    mr->fab.ops = dom->fab.ops;
     mr->dom = dom;
     mr->addr = addr;
     mr->len = len;
@@ -136,10 +139,10 @@ int fab_tcp_mr_reg(struct fab_domain *dom, void *addr, size_t len, struct fab_mr
 }
 
 /* Unlinks first, so no new write can pin it, then waits for writes landing right now. */
-void fab_tcp_mr_dereg(struct fab_mr *mr)
+void fab_tcp_mr_dereg(struct tcp_mr *mr)
 {
-    struct fab_domain *d;
-    struct fab_mr **pp;
+    struct tcp_domain *d;
+    struct tcp_mr **pp;
 
     if (!mr)
         return;
@@ -159,7 +162,7 @@ void fab_tcp_mr_dereg(struct fab_mr *mr)
     free(mr);
 }
 
-static int tcp_mr_scoped(const struct fab_mr *mr, uint64_t ep_id)
+static int tcp_mr_scoped(const struct tcp_mr *mr, uint64_t ep_id)
 {
     for (uint32_t i = 0; i < mr->nscope; i++)
         if (mr->scope[i] == ep_id)
@@ -168,7 +171,7 @@ static int tcp_mr_scoped(const struct fab_mr *mr, uint64_t ep_id)
 }
 
 /* Removes ep from mr's scope if it is there (caller holds dom->mu). */
-static void tcp_mr_scope_del(struct fab_mr *mr, uint64_t ep_id)
+static void tcp_mr_scope_del(struct tcp_mr *mr, uint64_t ep_id)
 {
     for (uint32_t i = 0; i < mr->nscope; i++) {
         if (mr->scope[i] == ep_id) {
@@ -179,7 +182,7 @@ static void tcp_mr_scope_del(struct fab_mr *mr, uint64_t ep_id)
 }
 
 /* Adds ep to mr's scope (caller holds dom->mu): 0, or -ENOMEM. */
-static int tcp_mr_scope_add(struct fab_mr *mr, uint64_t ep_id)
+static int tcp_mr_scope_add(struct tcp_mr *mr, uint64_t ep_id)
 {
     if (tcp_mr_scoped(mr, ep_id))
         return 0;
@@ -198,10 +201,10 @@ static int tcp_mr_scope_add(struct fab_mr *mr, uint64_t ep_id)
 
 /* Out of memory, the key handed out is 0: no write can use it, so the failure shows up as a
  * remote access error on the peer's first write instead of opening the registration wider. */
-struct fab_remote_buf fab_tcp_mr_remote(struct fab_mr *mr, struct fab_ep *ep, void *addr)
+struct fab_remote_buf fab_tcp_mr_remote(struct tcp_mr *mr, struct tcp_ep *ep, void *addr)
 {
     struct fab_remote_buf r = {.addr = (uint64_t)(uintptr_t)addr, .rkey = 0};
-    struct fab_domain *d = mr->dom;
+    struct tcp_domain *d = mr->dom;
 
     pthread_mutex_lock(&d->mu);
     if (ep->dom == d && tcp_mr_scope_add(mr, ep->id) == 0)
@@ -215,26 +218,26 @@ struct fab_remote_buf fab_tcp_mr_remote(struct fab_mr *mr, struct fab_ep *ep, vo
 /* The endpoint is gone (its I/O thread joined): no registration is advertised on it any more,
  * so a long job that opens and closes comms over the same buffers keeps each scope as short as
  * the endpoints alive, and every pin's lookup with it. */
-void fab_tcp_mr_forget_ep(struct fab_domain *d, uint64_t ep_id)
+void fab_tcp_mr_forget_ep(struct tcp_domain *d, uint64_t ep_id)
 {
     pthread_mutex_lock(&d->mu);
     for (size_t b = 0; b < d->nbucket; b++)
-        for (struct fab_mr *m = d->bucket[b]; m; m = m->next)
+        for (struct tcp_mr *m = d->bucket[b]; m; m = m->next)
             tcp_mr_scope_del(m, ep_id);
     pthread_mutex_unlock(&d->mu);
 }
 
-static int tcp_range_in(const struct fab_mr *mr, uint64_t addr, size_t len)
+static int tcp_range_in(const struct tcp_mr *mr, uint64_t addr, size_t len)
 {
     uint64_t base = (uint64_t)(uintptr_t)mr->addr;
 
     return addr >= base && len <= mr->len && addr - base <= mr->len - len;
 }
 
-int fab_tcp_mr_pin(struct fab_ep *ep, uint64_t key, uint64_t addr, size_t len, struct fab_mr **out)
+int fab_tcp_mr_pin(struct tcp_ep *ep, uint64_t key, uint64_t addr, size_t len, struct tcp_mr **out)
 {
-    struct fab_domain *dom = ep->dom;
-    struct fab_mr *m;
+    struct tcp_domain *dom = ep->dom;
+    struct tcp_mr *m;
 
     pthread_mutex_lock(&dom->mu);
     m = key ? tcp_mr_find(dom, key) : NULL;
@@ -248,9 +251,9 @@ int fab_tcp_mr_pin(struct fab_ep *ep, uint64_t key, uint64_t addr, size_t len, s
     return 0;
 }
 
-void fab_tcp_mr_unpin(struct fab_mr *mr)
+void fab_tcp_mr_unpin(struct tcp_mr *mr)
 {
-    struct fab_domain *d = mr->dom;
+    struct tcp_domain *d = mr->dom;
 
     pthread_mutex_lock(&d->mu);
     if (--mr->busy == 0)
@@ -258,7 +261,7 @@ void fab_tcp_mr_unpin(struct fab_mr *mr)
     pthread_mutex_unlock(&d->mu);
 }
 
-int fab_tcp_mr_check_local(struct fab_domain *dom, struct fab_mr *mr, const void *buf, size_t len)
+int fab_tcp_mr_check_local(struct tcp_domain *dom, struct tcp_mr *mr, const void *buf, size_t len)
 {
     if (!mr)
         return 0; /* unregistered local buffers are fine over TCP */

@@ -19,7 +19,7 @@
 
 #define TCP_RX_DRY (-2) /* the socket has nothing more for now */
 
-int fab_tcp_post_recv(struct fab_ep *ep, int lane, void *buf, size_t cap, struct fab_mr *mr,
+int fab_tcp_post_recv(struct tcp_ep *ep, int lane, void *buf, size_t cap, struct tcp_mr *mr,
                       uint64_t wr_id)
 {
     struct tcp_lane *l;
@@ -65,9 +65,9 @@ static int tcp_rx_pop(struct tcp_lane *l)
 
 /* Checked before a RECV is consumed, as a verbs responder checks the rkey first. Zero-length
  * writes are not checked: verbs does not validate the rkey of a zero-length RDMA WRITE either. */
-static int tcp_rx_check_write(struct fab_ep *ep, struct tcp_lane *l, const struct tcp_msg *m)
+static int tcp_rx_check_write(struct tcp_ep *ep, struct tcp_lane *l, const struct tcp_msg *m)
 {
-    struct fab_mr *mr;
+    struct tcp_mr *mr;
 
     if (m->len == 0)
         return 0;
@@ -83,7 +83,7 @@ static int tcp_rx_check_write(struct fab_ep *ep, struct tcp_lane *l, const struc
 }
 
 /* Parses the header at the front of the staging buffer and picks the message's destination. */
-static int tcp_rx_begin(struct fab_ep *ep, struct tcp_lane *l)
+static int tcp_rx_begin(struct tcp_ep *ep, struct tcp_lane *l)
 {
     struct tcp_rx *rx = &l->rx;
     struct tcp_hdr h;
@@ -116,11 +116,11 @@ static int tcp_rx_begin(struct fab_ep *ep, struct tcp_lane *l)
     return 0;
 }
 
-static void tcp_rx_finish(struct fab_ep *ep, struct tcp_lane *l)
+static void tcp_rx_finish(struct tcp_ep *ep, struct tcp_lane *l)
 {
     struct tcp_rx *rx = &l->rx;
     struct fab_wc wc = {.wr_id = rx->wr.wr_id,
-                        .ep = ep,
+                        .ep = &ep->fab,
                         .status = FAB_WC_OK,
                         .len = rx->msg.len,
                         .lane = l->idx};
@@ -141,7 +141,7 @@ static void tcp_rx_finish(struct fab_ep *ep, struct tcp_lane *l)
  * (a peer that failed its own next operation closes in mid-message, but what it sent for the
  * previous one is complete). The endpoint fails once every lane is closed; the cut-short
  * message's RECV then carries the failure. */
-static ssize_t tcp_rx_eof(struct fab_ep *ep, struct tcp_lane *l)
+static ssize_t tcp_rx_eof(struct tcp_ep *ep, struct tcp_lane *l)
 {
     int none = -1;
 
@@ -160,7 +160,7 @@ static ssize_t tcp_rx_eof(struct fab_ep *ep, struct tcp_lane *l)
 }
 
 /* One recvmsg(); bytes read, TCP_RX_DRY, or -1 with the endpoint failed. */
-static ssize_t tcp_rx_read(struct fab_ep *ep, struct tcp_lane *l, struct iovec *iov, int niov)
+static ssize_t tcp_rx_read(struct tcp_ep *ep, struct tcp_lane *l, struct iovec *iov, int niov)
 {
     struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)niov};
     size_t asked = 0;
@@ -190,7 +190,7 @@ static ssize_t tcp_rx_read(struct fab_ep *ep, struct tcp_lane *l, struct iovec *
 }
 
 /* Refills the staging buffer when it holds less than a header. */
-static ssize_t tcp_rx_fill(struct fab_ep *ep, struct tcp_lane *l)
+static ssize_t tcp_rx_fill(struct tcp_ep *ep, struct tcp_lane *l)
 {
     struct tcp_rx *rx = &l->rx;
     uint32_t have = rx->end - rx->off;
@@ -211,11 +211,11 @@ static ssize_t tcp_rx_fill(struct fab_ep *ep, struct tcp_lane *l)
 /* Lands payload bytes: first those already staged, then straight from the socket. For a
  * WRITE_IMM the registration is pinned around each copy, so a racing mr_dereg either waits for
  * it or makes the write fail before any byte touches the freed range. */
-static ssize_t tcp_rx_payload(struct fab_ep *ep, struct tcp_lane *l)
+static ssize_t tcp_rx_payload(struct tcp_ep *ep, struct tcp_lane *l)
 {
     struct tcp_rx *rx = &l->rx;
     uint32_t want = rx->msg.len - rx->got;
-    struct fab_mr *mr = NULL;
+    struct tcp_mr *mr = NULL;
     struct iovec iov[2];
     char *dst;
     ssize_t n;
@@ -252,7 +252,7 @@ static ssize_t tcp_rx_payload(struct fab_ep *ep, struct tcp_lane *l)
     return n;
 }
 
-static ssize_t tcp_rx_step(struct fab_ep *ep, struct tcp_lane *l)
+static ssize_t tcp_rx_step(struct tcp_ep *ep, struct tcp_lane *l)
 {
     struct tcp_rx *rx = &l->rx;
 
@@ -273,7 +273,7 @@ static ssize_t tcp_rx_step(struct fab_ep *ep, struct tcp_lane *l)
     return rx->drained ? TCP_RX_DRY : tcp_rx_fill(ep, l);
 }
 
-int fab_tcp_rx_service(struct fab_ep *ep, struct tcp_lane *l)
+int fab_tcp_rx_service(struct tcp_ep *ep, struct tcp_lane *l)
 {
     size_t total = 0;
     ssize_t n = 0;

@@ -44,10 +44,10 @@ static int tcp_tx_iov(struct tcp_lane *l, struct iovec *iov)
     return k;
 }
 
-static void tcp_tx_complete(struct fab_ep *ep, struct tcp_lane *l, const struct tcp_swr *w)
+static void tcp_tx_complete(struct tcp_ep *ep, struct tcp_lane *l, const struct tcp_swr *w)
 {
     struct fab_wc wc = {
-            .wr_id = w->wr_id, .ep = ep, .status = FAB_WC_OK, .len = w->len, .lane = l->idx};
+            .wr_id = w->wr_id, .ep = &ep->fab, .status = FAB_WC_OK, .len = w->len, .lane = l->idx};
 
     if (w->op == TCP_OP_HEARTBEAT) {
         l->sq_hb = 0;
@@ -58,7 +58,7 @@ static void tcp_tx_complete(struct fab_ep *ep, struct tcp_lane *l, const struct 
 }
 
 /* Retires the frames the kernel took `n` bytes of, in order. */
-static void tcp_tx_account(struct fab_ep *ep, struct tcp_lane *l, size_t n)
+static void tcp_tx_account(struct tcp_ep *ep, struct tcp_lane *l, size_t n)
 {
     while (l->sq_n) {
         struct tcp_swr *w = &l->sq[l->sq_head];
@@ -77,14 +77,14 @@ static void tcp_tx_account(struct fab_ep *ep, struct tcp_lane *l, size_t n)
 
 /* The socket refused a send for good: the endpoint fails (send_mu before ep->mu is the lock
  * order, so fab_tcp_ep_fail may run under send_mu). */
-static int tcp_tx_failed(struct fab_ep *ep, struct tcp_lane *l, int err)
+static int tcp_tx_failed(struct tcp_ep *ep, struct tcp_lane *l, int err)
 {
     fab_tcp_ep_fail(ep, fab_tcp_errno_status(err), l->idx, "send failed: %s",
                     err == EPIPE ? "connection closed" : strerror(err));
     return -err;
 }
 
-int fab_tcp_tx_progress(struct fab_ep *ep, struct tcp_lane *l)
+int fab_tcp_tx_progress(struct tcp_ep *ep, struct tcp_lane *l)
 {
     struct iovec iov[2 * TCP_TX_FRAMES];
     struct msghdr mh = {.msg_iov = iov};
@@ -108,7 +108,7 @@ int fab_tcp_tx_progress(struct fab_ep *ep, struct tcp_lane *l)
 }
 
 /* Queues a frame (caller holds send_mu) and, if it is alone, starts writing it right here. */
-static int tcp_tx_post(struct fab_ep *ep, struct tcp_lane *l, const struct tcp_swr *w)
+static int tcp_tx_post(struct tcp_ep *ep, struct tcp_lane *l, const struct tcp_swr *w)
 {
     if (fab_ep_base_status(&ep->base) != FAB_WC_OK)
         return -ENOTCONN;
@@ -127,7 +127,7 @@ static int tcp_tx_post(struct fab_ep *ep, struct tcp_lane *l, const struct tcp_s
     return 0;
 }
 
-static int tcp_tx_submit(struct fab_ep *ep, int lane, const struct tcp_swr *w, struct fab_mr *mr)
+static int tcp_tx_submit(struct tcp_ep *ep, int lane, const struct tcp_swr *w, struct tcp_mr *mr)
 {
     struct tcp_lane *l;
     int rc;
@@ -144,7 +144,7 @@ static int tcp_tx_submit(struct fab_ep *ep, int lane, const struct tcp_swr *w, s
 }
 
 /* A SEND (imm and dst unused: 0) or a WRITE_IMM. */
-static int tcp_post(struct fab_ep *ep, int lane, const void *buf, size_t len, struct fab_mr *mr,
+static int tcp_post(struct tcp_ep *ep, int lane, const void *buf, size_t len, struct tcp_mr *mr,
                     uint16_t op, uint32_t imm, struct fab_remote_buf dst, uint64_t wr_id)
 {
     struct tcp_swr w = {.wr_id = wr_id, .buf = buf, .op = op};
@@ -156,20 +156,20 @@ static int tcp_post(struct fab_ep *ep, int lane, const void *buf, size_t len, st
     return tcp_tx_submit(ep, lane, &w, mr);
 }
 
-int fab_tcp_post_send(struct fab_ep *ep, int lane, const void *buf, size_t len, struct fab_mr *mr,
+int fab_tcp_post_send(struct tcp_ep *ep, int lane, const void *buf, size_t len, struct tcp_mr *mr,
                       uint64_t wr_id)
 {
     return tcp_post(ep, lane, buf, len, mr, TCP_OP_SEND, 0, (struct fab_remote_buf){0}, wr_id);
 }
 
-int fab_tcp_post_write_imm(struct fab_ep *ep, int lane, const void *buf, size_t len,
-                           struct fab_mr *mr, struct fab_remote_buf dst, uint32_t imm,
+int fab_tcp_post_write_imm(struct tcp_ep *ep, int lane, const void *buf, size_t len,
+                           struct tcp_mr *mr, struct fab_remote_buf dst, uint32_t imm,
                            uint64_t wr_id)
 {
     return tcp_post(ep, lane, buf, len, mr, TCP_OP_WRITE_IMM, imm, dst, wr_id);
 }
 
-uint64_t fab_tcp_tx_heartbeat(struct fab_ep *ep, struct tcp_lane *l, uint64_t now)
+uint64_t fab_tcp_tx_heartbeat(struct tcp_ep *ep, struct tcp_lane *l, uint64_t now)
 {
     uint64_t period = ep->liveness_ns / 4;
     struct tcp_swr hb = {.op = TCP_OP_HEARTBEAT};

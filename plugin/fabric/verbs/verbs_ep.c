@@ -35,7 +35,7 @@ static uint32_t random_psn(void)
     return r & 0xffffffu;
 }
 
-static int lane_init(struct fab_ep *ep, struct vb_lane *l, int idx)
+static int lane_init(struct vb_ep *ep, struct vb_lane *l, int idx)
 {
     l->ep = ep;
     l->idx = idx;
@@ -55,7 +55,7 @@ static int lane_init(struct fab_ep *ep, struct vb_lane *l, int idx)
     return vb_post_hw_recvs(ep, l, VB_HW_RQ);
 }
 
-static void ep_free(struct fab_ep *ep)
+static void ep_free(struct vb_ep *ep)
 {
     const struct vb_ibv *ibv = ep->ibv;
 
@@ -74,13 +74,14 @@ static void ep_free(struct fab_ep *ep)
     free(ep);
 }
 
-static struct fab_ep *ep_alloc(struct fab_domain *dom, struct fab_cq *cq,
-                               const struct fab_ep_attr *attr)
+static struct vb_ep *ep_alloc(struct vb_domain *dom, struct fab_cq *cq,
+                              const struct fab_ep_attr *attr)
 {
-    struct fab_ep *ep = calloc(1, sizeof(*ep) + (size_t)attr->nlanes * sizeof(ep->lane[0]));
+    struct vb_ep *ep = calloc(1, sizeof(*ep) + (size_t)attr->nlanes * sizeof(ep->lane[0]));
 
     if (!ep)
         return NULL;
+    ep->fab.ops = dom->fab.ops;
     ep->dom = dom;
     ep->ibv = dom->ibv;
     ep->cq = cq;
@@ -99,7 +100,7 @@ static struct fab_ep *ep_alloc(struct fab_domain *dom, struct fab_cq *cq,
     return ep;
 }
 
-static int ep_build(struct fab_ep *ep)
+static int ep_build(struct vb_ep *ep)
 {
     int cqe = ep->nlanes * (VB_HW_SQ + VB_HW_RQ + 32);
     int rc;
@@ -115,10 +116,10 @@ static int ep_build(struct fab_ep *ep)
     return rc;
 }
 
-int fab_verbs_ep_create(struct fab_domain *dom, struct fab_cq *cq, const struct fab_ep_attr *attr,
-                        struct fab_ep **out)
+int fab_verbs_ep_create(struct vb_domain *dom, struct fab_cq *cq, const struct fab_ep_attr *attr,
+                        struct vb_ep **out)
 {
-    struct fab_ep *ep;
+    struct vb_ep *ep;
     int rc;
 
     if (attr->nlanes < 1 || attr->nlanes > FAB_MAX_LANES || attr->max_send_wr < 1 ||
@@ -143,7 +144,7 @@ int fab_verbs_ep_create(struct fab_domain *dom, struct fab_cq *cq, const struct 
     return 0;
 }
 
-int fab_verbs_ep_local_info(struct fab_ep *ep, void *buf, size_t cap)
+int fab_verbs_ep_local_info(struct vb_ep *ep, void *buf, size_t cap)
 {
     struct vb_info info;
     size_t n = offsetof(struct vb_info, lane) + (size_t)ep->nlanes * sizeof(info.lane[0]);
@@ -157,7 +158,7 @@ int fab_verbs_ep_local_info(struct fab_ep *ep, void *buf, size_t cap)
 
 /* The data-path parameters that depend on both ends: MTU, segment size, the table of the
  * peer's advertised RECVs. */
-static int ep_adopt_peer(struct fab_ep *ep, const struct vb_info *peer)
+static int ep_adopt_peer(struct vb_ep *ep, const struct vb_info *peer)
 {
     int mtu = ep->dom->dev->active_mtu < peer->mtu ? ep->dom->dev->active_mtu : peer->mtu;
 
@@ -183,7 +184,7 @@ static int ep_adopt_peer(struct fab_ep *ep, const struct vb_info *peer)
     return 0;
 }
 
-static int ep_qps_up(struct fab_ep *ep, const struct vb_info *peer)
+static int ep_qps_up(struct vb_ep *ep, const struct vb_info *peer)
 {
     for (int i = 0; i < ep->nlanes; i++) {
         int rc = vb_qp_rtr(ep, &ep->lane[i], peer, ep->mtu);
@@ -197,7 +198,7 @@ static int ep_qps_up(struct fab_ep *ep, const struct vb_info *peer)
 }
 
 /* Live: the thread watches the socket; READY goes out; the peer's READY opens the windows. */
-static void ep_go_live(struct fab_ep *ep, int fd)
+static void ep_go_live(struct vb_ep *ep, int fd)
 {
     uint64_t now = jaccl_now_ns();
 
@@ -218,7 +219,7 @@ static void ep_go_live(struct fab_ep *ep, int fd)
     vb_thread_wake(ep->dom);
 }
 
-int fab_verbs_ep_connect(struct fab_ep *ep, const void *peer_info, size_t len, const int *socks,
+int fab_verbs_ep_connect(struct vb_ep *ep, const void *peer_info, size_t len, const int *socks,
                          int nsocks)
 {
     struct vb_info peer;
@@ -253,7 +254,7 @@ int fab_verbs_ep_connect(struct fab_ep *ep, const void *peer_info, size_t len, c
 /* Data the peer sent us has landed, but its sender completes only on our ACK: an ACK still
  * waiting for its delay (or for room in the socket) goes out now, so closing right after our
  * own requests finished does not fail the peer's last sends. Best effort: never blocks. */
-static void ep_last_acks(struct fab_ep *ep)
+static void ep_last_acks(struct vb_ep *ep)
 {
     pthread_mutex_lock(&ep->mu);
     if (ep->connected && fab_ep_base_status(&ep->base) == FAB_WC_OK) {
@@ -267,9 +268,9 @@ static void ep_last_acks(struct fab_ep *ep)
     pthread_mutex_unlock(&ep->mu);
 }
 
-void fab_verbs_ep_close(struct fab_ep *ep)
+void fab_verbs_ep_close(struct vb_ep *ep)
 {
-    struct fab_domain *dom;
+    struct vb_domain *dom;
 
     if (!ep)
         return;
@@ -277,7 +278,7 @@ void fab_verbs_ep_close(struct fab_ep *ep)
     if (ep->src_attached)
         fab_swcq_detach(ep->cq, &ep->src); /* waits for a poller still draining it */
     pthread_mutex_lock(&dom->mu);
-    for (struct fab_ep **pp = &dom->eps; *pp; pp = &(*pp)->next) {
+    for (struct vb_ep **pp = &dom->eps; *pp; pp = &(*pp)->next) {
         if (*pp == ep) {
             *pp = ep->next;
             break;
@@ -299,7 +300,7 @@ void fab_verbs_ep_close(struct fab_ep *ep)
     ep_free(ep); /* outstanding work is dropped without completions */
 }
 
-int fab_verbs_ep_error(struct fab_ep *ep, const char **reason)
+int fab_verbs_ep_error(struct vb_ep *ep, const char **reason)
 {
     return fab_ep_base_error(&ep->base, reason);
 }

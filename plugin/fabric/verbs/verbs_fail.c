@@ -34,9 +34,9 @@ enum fab_wc_status vb_wc_status(enum ibv_wc_status st)
     }
 }
 
-static void flush_one(struct fab_ep *ep, int lane, uint64_t wr_id, enum fab_wc_op op)
+static void flush_one(struct vb_ep *ep, int lane, uint64_t wr_id, enum fab_wc_op op)
 {
-    struct fab_wc wc = {.wr_id = wr_id, .ep = ep, .op = op, .lane = lane};
+    struct fab_wc wc = {.wr_id = wr_id, .ep = &ep->fab, .op = op, .lane = lane};
 
     wc.status = FAB_WC_FLUSHED;
     if (!ep->flushed) {
@@ -46,7 +46,7 @@ static void flush_one(struct fab_ep *ep, int lane, uint64_t wr_id, enum fab_wc_o
     fab_swcq_push(ep->cq, &wc);
 }
 
-static void flush_lane(struct fab_ep *ep, struct vb_lane *l)
+static void flush_lane(struct vb_ep *ep, struct vb_lane *l)
 {
     if (l->rx.in_msg && l->rx.is_send)
         flush_one(ep, l->idx, l->rx.cur.wr_id, FAB_WC_RECV);
@@ -61,7 +61,7 @@ static void flush_lane(struct fab_ep *ep, struct vb_lane *l)
     l->tx.msg_cur = l->mq_tail;
 }
 
-static void stop_hardware(struct fab_ep *ep)
+static void stop_hardware(struct vb_ep *ep)
 {
     struct ibv_qp_attr a;
 
@@ -78,7 +78,7 @@ static void stop_hardware(struct fab_ep *ep)
 
 /* `orderly`: the peer closed its side channel (end of stream), which is how every normal
  * teardown looks from here, so the line does not call it a failure. */
-static void vb_ep_down(struct fab_ep *ep, enum fab_wc_status st, int orderly, const char *what)
+static void vb_ep_down(struct vb_ep *ep, enum fab_wc_status st, int orderly, const char *what)
 {
     char full[256];
     snprintf(full, sizeof(full), "%s (device %s)", what, ep->dom->dev->info.name);
@@ -92,7 +92,7 @@ static void vb_ep_down(struct fab_ep *ep, enum fab_wc_status st, int orderly, co
         flush_lane(ep, &ep->lane[i]);
 }
 
-void vb_ep_fail(struct fab_ep *ep, enum fab_wc_status st, const char *fmt, ...)
+void vb_ep_fail(struct vb_ep *ep, enum fab_wc_status st, const char *fmt, ...)
 {
     char what[160];
     va_list ap;
@@ -105,7 +105,7 @@ void vb_ep_fail(struct fab_ep *ep, enum fab_wc_status st, const char *fmt, ...)
     vb_ep_down(ep, st, 0, what);
 }
 
-void vb_ep_peer_closed(struct fab_ep *ep)
+void vb_ep_peer_closed(struct vb_ep *ep)
 {
     if (fab_ep_base_status(&ep->base) == FAB_WC_OK)
         vb_ep_down(ep, FAB_WC_PEER_LOST, 1, "closed the connection");

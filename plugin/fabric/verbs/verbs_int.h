@@ -21,9 +21,14 @@
  *   cq->mu    the software completion ring
  *   dom->mr_mu  the registration cache (taken alone) */
 #ifndef JACCL_FABRIC_VERBS_INT_H
+
+struct vb_domain;
+struct vb_ep;
+struct vb_mr;
 #define JACCL_FABRIC_VERBS_INT_H
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -33,6 +38,7 @@
 #include "fabric/verbs/verbs_lib.h"
 #include "fabric/verbs/verbs_rel.h"
 #include "fabric/verbs/verbs_wire.h"
+#include "util/container.h"
 #include "util/sock.h"
 
 #define VB_MAX_DEVS 32
@@ -76,15 +82,18 @@ struct vb_mr_ent {
     struct vb_mr_ent *next;
 };
 
-struct fab_mr {
-    struct fab_domain *dom;
+/* The back end's own objects embed the fabric's heads first (fabric.h); vb_*_of converts. */
+struct vb_mr {
+    struct fab_mr fab; /* ops: the domain's */
+    struct vb_domain *dom;
     struct vb_mr_ent *ent; /* NULL for a zero-length registration */
     char *addr;
     size_t len;
     uint32_t lkey, rkey;
 };
 
-struct fab_domain {
+struct vb_domain {
+    struct fab_domain fab; /* ops: fab_verbs_ops */
     struct vb_dev *dev;
     const struct vb_ibv *ibv;
     struct ibv_context *ctx;
@@ -94,7 +103,7 @@ struct fab_domain {
     struct vb_mr_ent *mrs;
     /* progress thread (verbs_thread.c) */
     pthread_mutex_t mu;
-    struct fab_ep *eps;
+    struct vb_ep *eps;
     uint64_t next_id;
     int epfd, wakefd;
     atomic_int stop;
@@ -102,13 +111,13 @@ struct fab_domain {
     pthread_t thread;
 };
 
-int fab_verbs_domain_open(int dev, struct fab_domain **out);
-void fab_verbs_domain_close(struct fab_domain *dom);
-int fab_verbs_mr_reg(struct fab_domain *dom, void *addr, size_t len, struct fab_mr **out);
-void fab_verbs_mr_dereg(struct fab_mr *mr);
-struct fab_remote_buf fab_verbs_mr_remote(struct fab_mr *mr, struct fab_ep *ep, void *addr);
+int fab_verbs_domain_open(int dev, struct vb_domain **out);
+void fab_verbs_domain_close(struct vb_domain *dom);
+int fab_verbs_mr_reg(struct vb_domain *dom, void *addr, size_t len, struct vb_mr **out);
+void fab_verbs_mr_dereg(struct vb_mr *mr);
+struct fab_remote_buf fab_verbs_mr_remote(struct vb_mr *mr, struct vb_ep *ep, void *addr);
 /* 0 if [buf, buf+len) lies inside mr (len 0 always passes), else -EINVAL. */
-int vb_mr_check(struct fab_domain *dom, const struct fab_mr *mr, const void *buf, size_t len);
+int vb_mr_check(struct vb_domain *dom, const struct vb_mr *mr, const void *buf, size_t len);
 
 /* ---- endpoints ---- */
 
@@ -119,7 +128,7 @@ struct vb_adv { /* a RECV the peer posted, as its back end advertised it */
 };
 
 struct vb_lane {
-    struct fab_ep *ep;
+    struct vb_ep *ep;
     int idx;
     struct ibv_qp *qp;
     uint32_t psn;
@@ -142,9 +151,10 @@ struct vb_side { /* side-channel socket after ep_connect (verbs_side.c) */
     int want_out; /* EPOLLOUT registered */
 };
 
-struct fab_ep {
+struct vb_ep {
+    struct fab_ep fab; /* ops: the domain's; what completions carry (fab_wc.ep) */
     uint64_t id;
-    struct fab_domain *dom;
+    struct vb_domain *dom;
     const struct vb_ibv *ibv;
     struct fab_cq *cq;
     int nlanes, max_send_wr, max_recv_wr;
@@ -166,13 +176,33 @@ struct fab_ep {
         uint64_t segs, retx, naks, probes, spurious;
         uint64_t cqes, drains, acks; /* hardware completions, drains that found any, ACKs */
     } stats;                         /* logged at close */
-    struct fab_ep *next;             /* dom->eps */
+    struct vb_ep *next;              /* dom->eps */
     struct fab_cq_src src;           /* inline progress from cq_poll, attached once live */
     int src_attached;
     struct vb_lane lane[];
 };
 
 /* ---- shared by the protocol's files (verbs_tx.c, verbs_rel.c, verbs_rx.c) ---- */
+/* The heads come first, so NULL (an mr the caller did not give) converts to NULL. */
+_Static_assert(offsetof(struct vb_domain, fab) == 0, "the domain's head comes first");
+_Static_assert(offsetof(struct vb_mr, fab) == 0, "the registration's head comes first");
+_Static_assert(offsetof(struct vb_ep, fab) == 0, "the endpoint's head comes first");
+
+static inline struct vb_domain *vb_domain_of(struct fab_domain *d)
+{
+    return jaccl_container_of(d, struct vb_domain, fab);
+}
+
+static inline struct vb_mr *vb_mr_of(struct fab_mr *m)
+{
+    return jaccl_container_of(m, struct vb_mr, fab);
+}
+
+static inline struct vb_ep *vb_ep_of(struct fab_ep *e)
+{
+    return jaccl_container_of(e, struct vb_ep, fab);
+}
+
 static inline struct vb_msg *vb_msg_at(struct vb_lane *l, uint32_t idx)
 {
     return &l->mq[idx % l->mq_cap];
@@ -180,59 +210,59 @@ static inline struct vb_msg *vb_msg_at(struct vb_lane *l, uint32_t idx)
 
 /* verbs_ep.c */
 int fab_verbs_side_socks(const struct fab_ep_attr *attr);
-int fab_verbs_ep_create(struct fab_domain *dom, struct fab_cq *cq, const struct fab_ep_attr *attr,
-                        struct fab_ep **out);
-int fab_verbs_ep_local_info(struct fab_ep *ep, void *buf, size_t cap);
-int fab_verbs_ep_connect(struct fab_ep *ep, const void *peer_info, size_t len, const int *socks,
+int fab_verbs_ep_create(struct vb_domain *dom, struct fab_cq *cq, const struct fab_ep_attr *attr,
+                        struct vb_ep **out);
+int fab_verbs_ep_local_info(struct vb_ep *ep, void *buf, size_t cap);
+int fab_verbs_ep_connect(struct vb_ep *ep, const void *peer_info, size_t len, const int *socks,
                          int nsocks);
-void fab_verbs_ep_close(struct fab_ep *ep);
-int fab_verbs_ep_error(struct fab_ep *ep, const char **reason);
+void fab_verbs_ep_close(struct vb_ep *ep);
+int fab_verbs_ep_error(struct vb_ep *ep, const char **reason);
 
 /* verbs_fail.c: first cause wins; the WARN and the flush of every outstanding caller work item
  * (first completion carries the cause, the rest FLUSHED). Caller holds ep->mu. */
-void vb_ep_fail(struct fab_ep *ep, enum fab_wc_status st, const char *fmt, ...)
+void vb_ep_fail(struct vb_ep *ep, enum fab_wc_status st, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 /* The peer ended its side channel's stream: PEER_LOST like any loss, logged as a close. */
-void vb_ep_peer_closed(struct fab_ep *ep);
+void vb_ep_peer_closed(struct vb_ep *ep);
 enum fab_wc_status vb_wc_status(enum ibv_wc_status st);
 
 /* verbs_qp.c */
-int vb_qp_create(struct fab_ep *ep, struct vb_lane *l);
-int vb_qp_init(struct fab_ep *ep, struct vb_lane *l);
-int vb_qp_rtr(struct fab_ep *ep, struct vb_lane *l, const struct vb_info *peer, int mtu);
-int vb_qp_rts(struct fab_ep *ep, struct vb_lane *l);
-void vb_info_fill(struct fab_ep *ep, struct vb_info *info);
+int vb_qp_create(struct vb_ep *ep, struct vb_lane *l);
+int vb_qp_init(struct vb_ep *ep, struct vb_lane *l);
+int vb_qp_rtr(struct vb_ep *ep, struct vb_lane *l, const struct vb_info *peer, int mtu);
+int vb_qp_rts(struct vb_ep *ep, struct vb_lane *l);
+void vb_info_fill(struct vb_ep *ep, struct vb_info *info);
 /* NULL if the peer's blob fits ours, else why not. */
-const char *vb_info_check(const struct fab_ep *ep, const struct vb_info *peer, size_t len);
+const char *vb_info_check(const struct vb_ep *ep, const struct vb_info *peer, size_t len);
 /* verbs_post.c */
-int fab_verbs_post_recv(struct fab_ep *ep, int lane, void *buf, size_t cap, struct fab_mr *mr,
+int fab_verbs_post_recv(struct vb_ep *ep, int lane, void *buf, size_t cap, struct vb_mr *mr,
                         uint64_t wr_id);
-int fab_verbs_post_send(struct fab_ep *ep, int lane, const void *buf, size_t len, struct fab_mr *mr,
+int fab_verbs_post_send(struct vb_ep *ep, int lane, const void *buf, size_t len, struct vb_mr *mr,
                         uint64_t wr_id);
-int fab_verbs_post_write_imm(struct fab_ep *ep, int lane, const void *buf, size_t len,
-                             struct fab_mr *mr, struct fab_remote_buf dst, uint32_t imm,
+int fab_verbs_post_write_imm(struct vb_ep *ep, int lane, const void *buf, size_t len,
+                             struct vb_mr *mr, struct fab_remote_buf dst, uint32_t imm,
                              uint64_t wr_id);
 /* Posts `n` zero-length receives on the lane's QP. */
-int vb_post_hw_recvs(struct fab_ep *ep, struct vb_lane *l, int n);
+int vb_post_hw_recvs(struct vb_ep *ep, struct vb_lane *l, int n);
 
 /* verbs_side.c: the side channel after ep_connect */
-void vb_side_send(struct fab_ep *ep, enum vb_frame_type t, int lane, uint32_t epoch, uint32_t seq);
-void vb_side_send_recv(struct fab_ep *ep, int lane, uint64_t addr, uint32_t rkey, uint32_t cap);
+void vb_side_send(struct vb_ep *ep, enum vb_frame_type t, int lane, uint32_t epoch, uint32_t seq);
+void vb_side_send_recv(struct vb_ep *ep, int lane, uint64_t addr, uint32_t rkey, uint32_t cap);
 /* Writes what the socket takes; fails the endpoint on a socket error. */
-void vb_side_flush(struct fab_ep *ep);
+void vb_side_flush(struct vb_ep *ep);
 /* Reads and handles every frame the socket has. */
-void vb_side_read(struct fab_ep *ep, uint64_t now);
+void vb_side_read(struct vb_ep *ep, uint64_t now);
 /* Heartbeat and liveness; returns the next deadline. */
-uint64_t vb_side_timer(struct fab_ep *ep, uint64_t now);
+uint64_t vb_side_timer(struct vb_ep *ep, uint64_t now);
 
 /* verbs_wc.c: drains the endpoint's hardware CQ (caller holds ep->mu). */
-void vb_ep_drain(struct fab_ep *ep, uint64_t now);
+void vb_ep_drain(struct vb_ep *ep, uint64_t now);
 
 /* verbs_thread.c */
-int vb_thread_start(struct fab_domain *dom);
-void vb_thread_stop(struct fab_domain *dom);
-void vb_thread_watch(struct fab_domain *dom, struct fab_ep *ep); /* caller holds ep->mu */
-void vb_thread_wake(struct fab_domain *dom);
+int vb_thread_start(struct vb_domain *dom);
+void vb_thread_stop(struct vb_domain *dom);
+void vb_thread_watch(struct vb_domain *dom, struct vb_ep *ep); /* caller holds ep->mu */
+void vb_thread_wake(struct vb_domain *dom);
 /* The fab_cq_src drive() of an endpoint (inline progress from the caller's cq_poll). */
 int vb_ep_drive(struct fab_cq_src *src);
 

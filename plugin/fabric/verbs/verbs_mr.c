@@ -9,12 +9,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fabric/verbs/verbs.h"
 #include "fabric/verbs/verbs_int.h"
 #include "util/log.h"
 
 #define VB_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
 
-static void dom_free(struct fab_domain *d)
+static void dom_free(struct vb_domain *d)
 {
     if (d->chan)
         d->ibv->destroy_comp_channel(d->chan);
@@ -27,7 +28,7 @@ static void dom_free(struct fab_domain *d)
     free(d);
 }
 
-static int dom_setup(struct fab_domain *d)
+static int dom_setup(struct vb_domain *d)
 {
     int fl;
 
@@ -44,9 +45,9 @@ static int dom_setup(struct fab_domain *d)
     return vb_thread_start(d);
 }
 
-int fab_verbs_domain_open(int dev, struct fab_domain **out)
+int fab_verbs_domain_open(int dev, struct vb_domain **out)
 {
-    struct fab_domain *d;
+    struct vb_domain *d;
     int rc;
 
     if (!vb_dev_get(dev))
@@ -54,6 +55,7 @@ int fab_verbs_domain_open(int dev, struct fab_domain **out)
     d = calloc(1, sizeof(*d));
     if (!d)
         return -ENOMEM;
+    d->fab.ops = &fab_verbs_ops;
     d->dev = vb_dev_get(dev);
     d->ibv = vb_ibv_get(NULL);
     d->epfd = d->wakefd = -1;
@@ -71,7 +73,7 @@ int fab_verbs_domain_open(int dev, struct fab_domain **out)
     return 0;
 }
 
-void fab_verbs_domain_close(struct fab_domain *dom)
+void fab_verbs_domain_close(struct vb_domain *dom)
 {
     if (!dom)
         return;
@@ -91,7 +93,7 @@ void fab_verbs_domain_close(struct fab_domain *dom)
 }
 
 /* A live entry covering [b, e), or a new registration of exactly that range. */
-static struct vb_mr_ent *mr_ent_get(struct fab_domain *dom, char *b, char *e)
+static struct vb_mr_ent *mr_ent_get(struct vb_domain *dom, char *b, char *e)
 {
     struct vb_mr_ent *m;
 
@@ -119,13 +121,14 @@ static struct vb_mr_ent *mr_ent_get(struct fab_domain *dom, char *b, char *e)
     return m;
 }
 
-int fab_verbs_mr_reg(struct fab_domain *dom, void *addr, size_t len, struct fab_mr **out)
+int fab_verbs_mr_reg(struct vb_domain *dom, void *addr, size_t len, struct vb_mr **out)
 {
     uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
-    struct fab_mr *mr = calloc(1, sizeof(*mr));
+    struct vb_mr *mr = calloc(1, sizeof(*mr));
 
     if (!mr)
         return -ENOMEM;
+    mr->fab.ops = dom->fab.ops;
     mr->dom = dom;
     mr->addr = addr;
     mr->len = len;
@@ -147,9 +150,9 @@ int fab_verbs_mr_reg(struct fab_domain *dom, void *addr, size_t len, struct fab_
     return 0;
 }
 
-void fab_verbs_mr_dereg(struct fab_mr *mr)
+void fab_verbs_mr_dereg(struct vb_mr *mr)
 {
-    struct fab_domain *dom;
+    struct vb_domain *dom;
 
     if (!mr)
         return;
@@ -173,7 +176,7 @@ void fab_verbs_mr_dereg(struct fab_mr *mr)
 /* The NIC checks an incoming WRITE against the registrations of the target QP's protection
  * domain, and the PD is the fabric domain: that is the scope verbs can enforce. A registration
  * of another domain is never advertised (its key would name nothing the peer may reach). */
-struct fab_remote_buf fab_verbs_mr_remote(struct fab_mr *mr, struct fab_ep *ep, void *addr)
+struct fab_remote_buf fab_verbs_mr_remote(struct vb_mr *mr, struct vb_ep *ep, void *addr)
 {
     struct fab_remote_buf rb = {(uint64_t)(uintptr_t)addr, 0};
 
@@ -183,7 +186,7 @@ struct fab_remote_buf fab_verbs_mr_remote(struct fab_mr *mr, struct fab_ep *ep, 
     return rb;
 }
 
-int vb_mr_check(struct fab_domain *dom, const struct fab_mr *mr, const void *buf, size_t len)
+int vb_mr_check(struct vb_domain *dom, const struct vb_mr *mr, const void *buf, size_t len)
 {
     const char *b = buf;
 

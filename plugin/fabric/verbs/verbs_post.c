@@ -10,7 +10,7 @@
 
 #define VB_RECV_CHAIN 32
 
-int vb_post_hw_recvs(struct fab_ep *ep, struct vb_lane *l, int n)
+int vb_post_hw_recvs(struct vb_ep *ep, struct vb_lane *l, int n)
 {
     struct ibv_recv_wr wr[VB_RECV_CHAIN], *bad = NULL;
 
@@ -29,7 +29,7 @@ int vb_post_hw_recvs(struct fab_ep *ep, struct vb_lane *l, int n)
     return 0;
 }
 
-int fab_verbs_post_recv(struct fab_ep *ep, int lane, void *buf, size_t cap, struct fab_mr *mr,
+int fab_verbs_post_recv(struct vb_ep *ep, int lane, void *buf, size_t cap, struct vb_mr *mr,
                         uint64_t wr_id)
 {
     struct vb_lane *l;
@@ -62,7 +62,7 @@ int fab_verbs_post_recv(struct fab_ep *ep, int lane, void *buf, size_t cap, stru
     return rc;
 }
 
-static int post_msg(struct fab_ep *ep, int lane, const struct vb_msg *m)
+static int post_msg(struct vb_ep *ep, int lane, const struct vb_msg *m)
 {
     struct vb_lane *l = &ep->lane[lane];
     int rc = 0;
@@ -81,8 +81,8 @@ static int post_msg(struct fab_ep *ep, int lane, const struct vb_msg *m)
     return rc;
 }
 
-static int check_post(struct fab_ep *ep, int lane, const void *buf, size_t len,
-                      const struct fab_mr *mr)
+static int check_post(struct vb_ep *ep, int lane, const void *buf, size_t len,
+                      const struct vb_mr *mr)
 {
     if (lane < 0 || lane >= ep->nlanes)
         return -EINVAL;
@@ -91,7 +91,7 @@ static int check_post(struct fab_ep *ep, int lane, const void *buf, size_t len,
     return vb_mr_check(ep->dom, mr, buf, len);
 }
 
-int fab_verbs_post_send(struct fab_ep *ep, int lane, const void *buf, size_t len, struct fab_mr *mr,
+int fab_verbs_post_send(struct vb_ep *ep, int lane, const void *buf, size_t len, struct vb_mr *mr,
                         uint64_t wr_id)
 {
     struct vb_msg m = {.wr_id = wr_id, .is_send = 1, .buf = buf, .len = len};
@@ -103,8 +103,8 @@ int fab_verbs_post_send(struct fab_ep *ep, int lane, const void *buf, size_t len
     return post_msg(ep, lane, &m);
 }
 
-int fab_verbs_post_write_imm(struct fab_ep *ep, int lane, const void *buf, size_t len,
-                             struct fab_mr *mr, struct fab_remote_buf dst, uint32_t imm,
+int fab_verbs_post_write_imm(struct vb_ep *ep, int lane, const void *buf, size_t len,
+                             struct vb_mr *mr, struct fab_remote_buf dst, uint32_t imm,
                              uint64_t wr_id)
 {
     struct vb_msg m = {.wr_id = wr_id,

@@ -13,7 +13,7 @@
 #define VB_RNR_TIMER  12
 #define VB_HOP_LIMIT  255
 
-int vb_qp_create(struct fab_ep *ep, struct vb_lane *l)
+int vb_qp_create(struct vb_ep *ep, struct vb_lane *l)
 {
     struct ibv_qp_init_attr a;
 
@@ -34,7 +34,7 @@ int vb_qp_create(struct fab_ep *ep, struct vb_lane *l)
     return 0;
 }
 
-static int qp_modify(struct fab_ep *ep, struct vb_lane *l, struct ibv_qp_attr *a, int mask,
+static int qp_modify(struct vb_ep *ep, struct vb_lane *l, struct ibv_qp_attr *a, int mask,
                      const char *state)
 {
     int rc = ep->ibv->modify_qp(l->qp, a, mask);
@@ -50,7 +50,7 @@ static int qp_modify(struct fab_ep *ep, struct vb_lane *l, struct ibv_qp_attr *a
     return -rc;
 }
 
-int vb_qp_init(struct fab_ep *ep, struct vb_lane *l)
+int vb_qp_init(struct vb_ep *ep, struct vb_lane *l)
 {
     struct ibv_qp_attr a;
 
@@ -66,7 +66,7 @@ int vb_qp_init(struct fab_ep *ep, struct vb_lane *l)
 /* RoCE always routes by GID; IB by LID, with a GRH only across subnets. The service level and
  * traffic class come from the endpoint's attributes (NCCL_JACCL_SL / NCCL_JACCL_TC or NCCL's
  * trafficClass): on RoCE the traffic class is the DSCP/ECN byte of every packet. */
-static void qp_av(struct fab_ep *ep, const struct vb_info *peer, struct ibv_ah_attr *av)
+static void qp_av(struct vb_ep *ep, const struct vb_info *peer, struct ibv_ah_attr *av)
 {
     const struct vb_dev *d = ep->dom->dev;
     int global = d->link_layer == IBV_LINK_LAYER_ETHERNET ||
@@ -84,7 +84,7 @@ static void qp_av(struct fab_ep *ep, const struct vb_info *peer, struct ibv_ah_a
     }
 }
 
-int vb_qp_rtr(struct fab_ep *ep, struct vb_lane *l, const struct vb_info *peer, int mtu)
+int vb_qp_rtr(struct vb_ep *ep, struct vb_lane *l, const struct vb_info *peer, int mtu)
 {
     struct ibv_qp_attr a;
     int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
@@ -103,7 +103,7 @@ int vb_qp_rtr(struct fab_ep *ep, struct vb_lane *l, const struct vb_info *peer, 
     return qp_modify(ep, l, &a, mask, "RTR");
 }
 
-int vb_qp_rts(struct fab_ep *ep, struct vb_lane *l)
+int vb_qp_rts(struct vb_ep *ep, struct vb_lane *l)
 {
     struct ibv_qp_attr a;
     int mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
@@ -121,7 +121,7 @@ int vb_qp_rts(struct fab_ep *ep, struct vb_lane *l)
     return qp_modify(ep, l, &a, mask, "RTS");
 }
 
-void vb_info_fill(struct fab_ep *ep, struct vb_info *info)
+void vb_info_fill(struct vb_ep *ep, struct vb_info *info)
 {
     const struct vb_dev *d = ep->dom->dev;
 
@@ -141,7 +141,7 @@ void vb_info_fill(struct fab_ep *ep, struct vb_info *info)
     }
 }
 
-const char *vb_info_check(const struct fab_ep *ep, const struct vb_info *peer, size_t len)
+const char *vb_info_check(const struct vb_ep *ep, const struct vb_info *peer, size_t len)
 {
     return vb_info_check_vals(ep->nlanes, ep->qp_type, ep->dom->dev->link_layer, peer, len);
 }

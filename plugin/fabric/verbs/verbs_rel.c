@@ -104,7 +104,7 @@ static void tx_acked(struct vb_lane *l, uint32_t e, uint64_t now)
     tx_cwnd_grow(tx, n);
 }
 
-void vb_tx_on_ack(struct fab_ep *ep, struct vb_lane *l, uint32_t expected, uint64_t now)
+void vb_tx_on_ack(struct vb_ep *ep, struct vb_lane *l, uint32_t expected, uint64_t now)
 {
     tx_acked(l, expected, now);
     vb_tx_complete(ep, l);
@@ -112,7 +112,7 @@ void vb_tx_on_ack(struct fab_ep *ep, struct vb_lane *l, uint32_t expected, uint6
 }
 
 /* Segment `e` was lost: count the attempt, halve the window, go back to it. */
-static void tx_rewind(struct fab_ep *ep, struct vb_lane *l, uint32_t e, uint64_t now)
+static void tx_rewind(struct vb_ep *ep, struct vb_lane *l, uint32_t e, uint64_t now)
 {
     struct vb_tx *tx = &l->tx;
 
@@ -142,7 +142,7 @@ static void tx_rewind(struct fab_ep *ep, struct vb_lane *l, uint32_t e, uint64_t
     vb_tx_pump(ep, l, now);
 }
 
-void vb_tx_on_nak(struct fab_ep *ep, struct vb_lane *l, uint32_t expected, uint32_t epoch,
+void vb_tx_on_nak(struct vb_ep *ep, struct vb_lane *l, uint32_t expected, uint32_t epoch,
                   uint64_t now)
 {
     struct vb_tx *tx = &l->tx;
@@ -158,7 +158,7 @@ void vb_tx_on_nak(struct fab_ep *ep, struct vb_lane *l, uint32_t expected, uint3
     tx_rewind(ep, l, expected, now);
 }
 
-void vb_tx_on_reply(struct fab_ep *ep, struct vb_lane *l, uint32_t expected, uint32_t epoch,
+void vb_tx_on_reply(struct vb_ep *ep, struct vb_lane *l, uint32_t expected, uint32_t epoch,
                     uint64_t now)
 {
     struct vb_tx *tx = &l->tx;
@@ -179,7 +179,7 @@ void vb_tx_on_reply(struct fab_ep *ep, struct vb_lane *l, uint32_t expected, uin
 /* No acknowledgement for an RTO while segments are in flight: probe. The side channel is
  * reliable, so an outstanding probe needs no timer of its own (liveness covers a dead peer).
  * RC needs none at all: the hardware retransmits, or fails the QP with an error CQE. */
-uint64_t vb_tx_timer(struct fab_ep *ep, struct vb_lane *l, uint64_t now)
+uint64_t vb_tx_timer(struct vb_ep *ep, struct vb_lane *l, uint64_t now)
 {
     struct vb_tx *tx = &l->tx;
     uint64_t base, due;

@@ -11,7 +11,7 @@
 
 #include "fabric/verbs/verbs_wire.h"
 
-struct fab_ep;
+struct vb_ep;
 struct vb_lane;
 
 #define VB_SEG_WIN      512 /* unacknowledged segments per lane (< half the sequence space) */
@@ -115,21 +115,21 @@ static inline int32_t vb_sdiff(uint32_t a, uint32_t b)
  * recovery, the window): the sender side of the protocol, all under ep->mu */
 void vb_tx_init(struct vb_tx *tx, uint64_t now);
 /* Transmits what the window, the hardware queue and the peer's advertised RECVs allow. */
-void vb_tx_pump(struct fab_ep *ep, struct vb_lane *l, uint64_t now);
-void vb_tx_on_send_cqe(struct fab_ep *ep, struct vb_lane *l);
-void vb_tx_on_ack(struct fab_ep *ep, struct vb_lane *l, uint32_t expected, uint64_t now);
-void vb_tx_on_nak(struct fab_ep *ep, struct vb_lane *l, uint32_t expected, uint32_t epoch,
+void vb_tx_pump(struct vb_ep *ep, struct vb_lane *l, uint64_t now);
+void vb_tx_on_send_cqe(struct vb_ep *ep, struct vb_lane *l);
+void vb_tx_on_ack(struct vb_ep *ep, struct vb_lane *l, uint32_t expected, uint64_t now);
+void vb_tx_on_nak(struct vb_ep *ep, struct vb_lane *l, uint32_t expected, uint32_t epoch,
                   uint64_t now);
-void vb_tx_on_reply(struct fab_ep *ep, struct vb_lane *l, uint32_t expected, uint32_t epoch,
+void vb_tx_on_reply(struct vb_ep *ep, struct vb_lane *l, uint32_t expected, uint32_t epoch,
                     uint64_t now);
 /* Retransmit timer; returns the next time it wants to run (UINT64_MAX: idle). */
-uint64_t vb_tx_timer(struct fab_ep *ep, struct vb_lane *l, uint64_t now);
+uint64_t vb_tx_timer(struct vb_ep *ep, struct vb_lane *l, uint64_t now);
 /* Sends the lane's due ACK (now: VB_ACK_NOW or past its delay); returns when to look again. */
-uint64_t vb_rx_ack(struct fab_ep *ep, struct vb_lane *l, uint64_t now);
+uint64_t vb_rx_ack(struct vb_ep *ep, struct vb_lane *l, uint64_t now);
 /* One arrived segment (imm in host order, len = bytes written). */
-void vb_rx_segment(struct fab_ep *ep, struct vb_lane *l, uint32_t imm, uint32_t len);
-void vb_rx_on_probe(struct fab_ep *ep, struct vb_lane *l, uint32_t epoch);
+void vb_rx_segment(struct vb_ep *ep, struct vb_lane *l, uint32_t imm, uint32_t len);
+void vb_rx_on_probe(struct vb_ep *ep, struct vb_lane *l, uint32_t epoch);
 /* Completes finished caller sends in order. */
-void vb_tx_complete(struct fab_ep *ep, struct vb_lane *l);
+void vb_tx_complete(struct vb_ep *ep, struct vb_lane *l);
 
 #endif

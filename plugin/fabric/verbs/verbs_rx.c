@@ -23,11 +23,11 @@ static int rq_pop(struct vb_lane *l, struct vb_rwr *out)
     return 0;
 }
 
-static void rx_push(struct fab_ep *ep, struct vb_lane *l, uint64_t wr_id, enum fab_wc_op op,
+static void rx_push(struct vb_ep *ep, struct vb_lane *l, uint64_t wr_id, enum fab_wc_op op,
                     uint64_t len, uint32_t imm)
 {
     struct fab_wc wc = {.wr_id = wr_id,
-                        .ep = ep,
+                        .ep = &ep->fab,
                         .op = op,
                         .status = FAB_WC_OK,
                         .len = (uint32_t)len,
@@ -37,7 +37,7 @@ static void rx_push(struct fab_ep *ep, struct vb_lane *l, uint64_t wr_id, enum f
     fab_swcq_push(ep->cq, &wc);
 }
 
-static void rx_write(struct fab_ep *ep, struct vb_lane *l, enum vb_seg_type t, uint32_t lo,
+static void rx_write(struct vb_ep *ep, struct vb_lane *l, enum vb_seg_type t, uint32_t lo,
                      uint32_t len)
 {
     struct vb_rx *rx = &l->rx;
@@ -72,7 +72,7 @@ static void rx_write(struct fab_ep *ep, struct vb_lane *l, enum vb_seg_type t, u
 }
 
 /* The SEND's bytes are already in the RECV's buffer (the sender wrote them there). */
-static void rx_send(struct fab_ep *ep, struct vb_lane *l, enum vb_seg_type t, uint32_t lo,
+static void rx_send(struct vb_ep *ep, struct vb_lane *l, enum vb_seg_type t, uint32_t lo,
                     uint32_t len)
 {
     struct vb_rx *rx = &l->rx;
@@ -102,7 +102,7 @@ static void rx_send(struct fab_ep *ep, struct vb_lane *l, enum vb_seg_type t, ui
     }
 }
 
-void vb_rx_segment(struct fab_ep *ep, struct vb_lane *l, uint32_t imm, uint32_t len)
+void vb_rx_segment(struct vb_ep *ep, struct vb_lane *l, uint32_t imm, uint32_t len)
 {
     struct vb_rx *rx = &l->rx;
     enum vb_seg_type t = vb_imm_type(imm);
@@ -134,7 +134,7 @@ void vb_rx_segment(struct fab_ep *ep, struct vb_lane *l, uint32_t imm, uint32_t 
         rx_send(ep, l, t, imm & 0xffffu, len);
 }
 
-uint64_t vb_rx_ack(struct fab_ep *ep, struct vb_lane *l, uint64_t now)
+uint64_t vb_rx_ack(struct vb_ep *ep, struct vb_lane *l, uint64_t now)
 {
     struct vb_rx *rx = &l->rx;
 
@@ -154,7 +154,7 @@ uint64_t vb_rx_ack(struct fab_ep *ep, struct vb_lane *l, uint64_t now)
     return UINT64_MAX;
 }
 
-void vb_rx_on_probe(struct fab_ep *ep, struct vb_lane *l, uint32_t epoch)
+void vb_rx_on_probe(struct vb_ep *ep, struct vb_lane *l, uint32_t epoch)
 {
     l->rx.min_epoch = epoch & VB_EPOCH_MASK;
     l->rx.nak_epoch = -1;

@@ -29,8 +29,8 @@ void vb_frame_encode(const struct vb_frame *fr, unsigned char *f)
     memcpy(f + 16, &fr->rkey, 4);
 }
 
-static void side_put(struct fab_ep *ep, enum vb_frame_type t, int lane, uint32_t epoch,
-                     uint32_t seq, uint64_t addr, uint32_t rkey)
+static void side_put(struct vb_ep *ep, enum vb_frame_type t, int lane, uint32_t epoch, uint32_t seq,
+                     uint64_t addr, uint32_t rkey)
 {
     struct vb_side *s = &ep->side;
     unsigned char *f;
@@ -59,17 +59,17 @@ static void side_put(struct fab_ep *ep, enum vb_frame_type t, int lane, uint32_t
     s->out_n += VB_FRAME;
 }
 
-void vb_side_send(struct fab_ep *ep, enum vb_frame_type t, int lane, uint32_t epoch, uint32_t seq)
+void vb_side_send(struct vb_ep *ep, enum vb_frame_type t, int lane, uint32_t epoch, uint32_t seq)
 {
     side_put(ep, t, lane, epoch, seq, 0, 0);
 }
 
-void vb_side_send_recv(struct fab_ep *ep, int lane, uint64_t addr, uint32_t rkey, uint32_t cap)
+void vb_side_send_recv(struct vb_ep *ep, int lane, uint64_t addr, uint32_t rkey, uint32_t cap)
 {
     side_put(ep, VB_F_RECV, lane, 0, cap, addr, rkey);
 }
 
-void vb_side_flush(struct fab_ep *ep)
+void vb_side_flush(struct vb_ep *ep)
 {
     struct vb_side *s = &ep->side;
     size_t done = 0;
@@ -87,7 +87,7 @@ void vb_side_flush(struct fab_ep *ep)
         vb_ep_fail(ep, FAB_WC_PEER_LOST, "side channel failed: %s", strerror(-rc));
 }
 
-static void side_recv_adv(struct fab_ep *ep, struct vb_lane *l, const struct vb_frame *fr,
+static void side_recv_adv(struct vb_ep *ep, struct vb_lane *l, const struct vb_frame *fr,
                           uint64_t now)
 {
     struct vb_adv *a;
@@ -121,7 +121,7 @@ int vb_frame_decode(const unsigned char *f, int nlanes, struct vb_frame *out)
     return VB_FRAME_OK;
 }
 
-static void side_frame(struct fab_ep *ep, const unsigned char *f, uint64_t now)
+static void side_frame(struct vb_ep *ep, const unsigned char *f, uint64_t now)
 {
     struct vb_frame fr;
     int rc = vb_frame_decode(f, ep->nlanes, &fr);
@@ -162,7 +162,7 @@ static void side_frame(struct fab_ep *ep, const unsigned char *f, uint64_t now)
 /* The peer closed (why = NULL) or reset its side channel. Whatever it wrote before that is already
  * in our completion queue, possibly not yet drained (the CQ event may come after the socket's): it
  * is delivered first, so only the requests whose data did not arrive fail. */
-static void side_lost(struct fab_ep *ep, const char *why, uint64_t now)
+static void side_lost(struct vb_ep *ep, const char *why, uint64_t now)
 {
     do {
         vb_ep_drain(ep, now);
@@ -173,7 +173,7 @@ static void side_lost(struct fab_ep *ep, const char *why, uint64_t now)
         vb_ep_peer_closed(ep); /* an orderly close: logged as one, not as a failure */
 }
 
-void vb_side_read(struct fab_ep *ep, uint64_t now)
+void vb_side_read(struct vb_ep *ep, uint64_t now)
 {
     struct vb_side *s = &ep->side;
 
@@ -198,7 +198,7 @@ void vb_side_read(struct fab_ep *ep, uint64_t now)
     }
 }
 
-uint64_t vb_side_timer(struct fab_ep *ep, uint64_t now)
+uint64_t vb_side_timer(struct vb_ep *ep, uint64_t now)
 {
     uint64_t hb;
 

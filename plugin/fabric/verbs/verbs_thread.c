@@ -21,7 +21,7 @@
 #define VB_EV_MAX   64
 #define VB_TICK_MAX 1000 /* ms: look at the timers at least this often */
 
-void vb_thread_wake(struct fab_domain *dom)
+void vb_thread_wake(struct vb_domain *dom)
 {
     uint64_t one = 1;
 
@@ -29,7 +29,7 @@ void vb_thread_wake(struct fab_domain *dom)
         JWARN("verbs fabric: waking the progress thread failed: %s", strerror(errno));
 }
 
-void vb_thread_watch(struct fab_domain *dom, struct fab_ep *ep)
+void vb_thread_watch(struct vb_domain *dom, struct vb_ep *ep)
 {
     struct epoll_event ev = {.events = EPOLLIN, .data.u64 = ep->id};
 
@@ -47,7 +47,7 @@ void vb_thread_watch(struct fab_domain *dom, struct fab_ep *ep)
  * frames) is the thread's: it is woken when the drain found anything. */
 int vb_ep_drive(struct fab_cq_src *src)
 {
-    struct fab_ep *ep = (struct fab_ep *)((char *)src - offsetof(struct fab_ep, src));
+    struct vb_ep *ep = jaccl_container_of(src, struct vb_ep, src);
     uint64_t before;
     int found = 0;
 
@@ -72,7 +72,7 @@ static int has_id(const uint64_t *ids, int n, uint64_t id)
     return 0;
 }
 
-static uint64_t ep_service(struct fab_domain *dom, struct fab_ep *ep, int cq_ev, int sock_ev,
+static uint64_t ep_service(struct vb_domain *dom, struct vb_ep *ep, int cq_ev, int sock_ev,
                            uint64_t now)
 {
     uint64_t next = UINT64_MAX, t;
@@ -112,7 +112,7 @@ static uint64_t ep_service(struct fab_domain *dom, struct fab_ep *ep, int cq_ev,
 
 /* Every pending completion event, acknowledged at once (ibv_destroy_cq waits for that, and it
  * may be waiting in ep_close right now); returns the endpoint ids they name. */
-static int collect_cq_events(struct fab_domain *dom, uint64_t *ids, int max, int *overflow)
+static int collect_cq_events(struct vb_domain *dom, uint64_t *ids, int max, int *overflow)
 {
     struct ibv_cq *cq;
     void *ctx;
@@ -137,7 +137,7 @@ static int timeout_ms(uint64_t next)
 
 static void *thread_main(void *arg)
 {
-    struct fab_domain *dom = arg;
+    struct vb_domain *dom = arg;
     uint64_t next = UINT64_MAX, sock[VB_EV_MAX], cqs[VB_EV_MAX], junk;
     struct epoll_event ev[VB_EV_MAX];
 
@@ -157,7 +157,7 @@ static void *thread_main(void *arg)
         uint64_t now = jaccl_now_ns();
 
         next = UINT64_MAX;
-        for (struct fab_ep *ep = dom->eps; ep; ep = ep->next) {
+        for (struct vb_ep *ep = dom->eps; ep; ep = ep->next) {
             uint64_t t = ep_service(dom, ep, all_cq || has_id(cqs, nc, ep->id),
                                     has_id(sock, ns, ep->id), now);
 
@@ -175,7 +175,7 @@ static int epoll_add(int epfd, int fd, uint64_t tag)
     return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) == 0 ? 0 : -errno;
 }
 
-int vb_thread_start(struct fab_domain *dom)
+int vb_thread_start(struct vb_domain *dom)
 {
     int rc;
 
@@ -193,7 +193,7 @@ int vb_thread_start(struct fab_domain *dom)
     return rc;
 }
 
-void vb_thread_stop(struct fab_domain *dom)
+void vb_thread_stop(struct vb_domain *dom)
 {
     if (dom->thread_started) {
         atomic_store(&dom->stop, 1);

@@ -29,7 +29,7 @@ static int tx_send_dst(struct vb_lane *l, struct vb_msg *m, uint32_t k)
 
 /* Cuts the next segment off the message queue into seq tx->nxt; 0 when there is none yet. A
  * SEND too long for its RECV becomes one empty segment that makes the receiver fail LEN_ERR. */
-static int tx_new_seg(struct fab_ep *ep, struct vb_lane *l)
+static int tx_new_seg(struct vb_ep *ep, struct vb_lane *l)
 {
     struct vb_tx *tx = &l->tx;
     struct vb_msg *m;
@@ -65,7 +65,7 @@ static int tx_new_seg(struct fab_ep *ep, struct vb_lane *l)
     return 1;
 }
 
-static void tx_fill_wr(struct fab_ep *ep, struct vb_lane *l, uint32_t seq, struct ibv_send_wr *wr,
+static void tx_fill_wr(struct vb_ep *ep, struct vb_lane *l, uint32_t seq, struct ibv_send_wr *wr,
                        struct ibv_sge *sge)
 {
     struct vb_tx *tx = &l->tx;
@@ -93,7 +93,7 @@ static void tx_fill_wr(struct fab_ep *ep, struct vb_lane *l, uint32_t seq, struc
 }
 
 /* The hardware now reads the segment's buffer once more. */
-static void tx_account(struct fab_ep *ep, struct vb_lane *l, uint32_t seq, int sig, uint64_t now)
+static void tx_account(struct vb_ep *ep, struct vb_lane *l, uint32_t seq, int sig, uint64_t now)
 {
     struct vb_tx *tx = &l->tx;
     struct vb_seg *s = vb_seg_at(tx, seq);
@@ -118,7 +118,7 @@ static void tx_account(struct fab_ep *ep, struct vb_lane *l, uint32_t seq, int s
 /* Posts segments [first, first + n) as one chain: one doorbell for the batch. Only every
  * VB_SIGNAL_EVERY-th WR and the last of the chain ask for a CQE: a send CQE means the QP is
  * done with that WR and every WR before it, and each CQE costs the progress thread a turn. */
-static int tx_post(struct fab_ep *ep, struct vb_lane *l, uint32_t first, int n,
+static int tx_post(struct vb_ep *ep, struct vb_lane *l, uint32_t first, int n,
                    struct ibv_send_wr *wr, uint64_t now)
 {
     struct ibv_send_wr *bad = NULL;
@@ -146,7 +146,7 @@ static int tx_post(struct fab_ep *ep, struct vb_lane *l, uint32_t first, int n,
 
 #define VB_POST_BATCH 32
 
-void vb_tx_pump(struct fab_ep *ep, struct vb_lane *l, uint64_t now)
+void vb_tx_pump(struct vb_ep *ep, struct vb_lane *l, uint64_t now)
 {
     struct vb_tx *tx = &l->tx;
     struct ibv_send_wr wr[VB_POST_BATCH];
@@ -178,7 +178,7 @@ void vb_tx_pump(struct fab_ep *ep, struct vb_lane *l, uint64_t now)
 }
 
 /* A signaled WR completed: so did every unsignaled one posted before it. */
-void vb_tx_on_send_cqe(struct fab_ep *ep, struct vb_lane *l)
+void vb_tx_on_send_cqe(struct vb_ep *ep, struct vb_lane *l)
 {
     struct vb_tx *tx = &l->tx;
     int sig = 0;
@@ -192,12 +192,12 @@ void vb_tx_on_send_cqe(struct fab_ep *ep, struct vb_lane *l)
     }
 }
 
-void vb_tx_complete(struct fab_ep *ep, struct vb_lane *l)
+void vb_tx_complete(struct vb_ep *ep, struct vb_lane *l)
 {
     while (l->mq_head != l->tx.msg_cur) {
         struct vb_msg *m = vb_msg_at(l, l->mq_head);
         struct fab_wc wc = {.wr_id = m->wr_id,
-                            .ep = ep,
+                            .ep = &ep->fab,
                             .status = FAB_WC_OK,
                             .len = (uint32_t)m->len,
                             .lane = l->idx};

@@ -13,7 +13,7 @@
 #define VB_POLL_BATCH 32
 #define VB_DRAIN_MAX  512
 
-static struct vb_lane *lane_of(struct fab_ep *ep, uint32_t qpn)
+static struct vb_lane *lane_of(struct vb_ep *ep, uint32_t qpn)
 {
     for (int i = 0; i < ep->nlanes; i++)
         if (ep->lane[i].qp && ep->lane[i].qp->qp_num == qpn)
@@ -21,7 +21,7 @@ static struct vb_lane *lane_of(struct fab_ep *ep, uint32_t qpn)
     return NULL;
 }
 
-static void wc_error(struct fab_ep *ep, struct vb_lane *l, const struct ibv_wc *wc)
+static void wc_error(struct vb_ep *ep, struct vb_lane *l, const struct ibv_wc *wc)
 {
     JWARN("verbs fabric: peer %s, device %s, lane %d (QP %u): completion error %s (status %d, "
           "opcode %d, vendor error 0x%x)",
@@ -34,7 +34,7 @@ static void wc_error(struct fab_ep *ep, struct vb_lane *l, const struct ibv_wc *
                (int)wc->opcode, wc->vendor_err);
 }
 
-static void wc_one(struct fab_ep *ep, const struct ibv_wc *wc, uint64_t now)
+static void wc_one(struct vb_ep *ep, const struct ibv_wc *wc, uint64_t now)
 {
     struct vb_lane *l = lane_of(ep, wc->qp_num);
 
@@ -56,7 +56,7 @@ static void wc_one(struct fab_ep *ep, const struct ibv_wc *wc, uint64_t now)
     }
 }
 
-static void lane_after_drain(struct fab_ep *ep, struct vb_lane *l, uint64_t now)
+static void lane_after_drain(struct vb_ep *ep, struct vb_lane *l, uint64_t now)
 {
     if (l->rx.reposts) {
         int rc = vb_post_hw_recvs(ep, l, l->rx.reposts);
@@ -75,7 +75,7 @@ static void lane_after_drain(struct fab_ep *ep, struct vb_lane *l, uint64_t now)
 
 /* At most VB_DRAIN_MAX CQEs per call, so that one busy endpoint cannot starve the others of
  * the thread (their heartbeats and ACKs); ep->drain_more asks the thread to come back. */
-void vb_ep_drain(struct fab_ep *ep, uint64_t now)
+void vb_ep_drain(struct vb_ep *ep, uint64_t now)
 {
     struct ibv_wc wc[VB_POLL_BATCH];
     int n = 0, total = 0;
