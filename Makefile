@@ -205,9 +205,10 @@ tests-tsan: $(filter-out $(BUILD)/tests/test_kern_%,$(UNIT_BIN)) $(MP_BIN) $(LIB
 # or a 64 MiB receive outlasts twice NCCL_JACCL_TIMEOUT and warns "still pending".
 # The CollNet scenarios TSan runs (tests/run_coll.sh arguments; empty = all, about 13x the time
 # of a normal run): every thread and failure path (all of coll_fail), ring, mesh and auto with 2
-# to 4 ranks and 1 to 4 wires; not the 5..8-rank and every-type runs, which add compute, not
-# thread interactions.
-TSAN_COLL ?= basic:0,1,2,3,4,12,14 fail stress:0,2 window:0,4,7,10
+# to 4 ranks and 1 to 4 wires, every teardown scenario (where a close racing a slower peer
+# showed first); not the 5..8-rank and every-type runs, which add compute, not thread
+# interactions.
+TSAN_COLL ?= basic:0,1,2,3,4,12,14 fail stress:0,2 window:0,4,7,10 teardown
 TSAN_SLOW ?= 2
 TSAN_TIMEOUT ?= 10
 TSAN_OPTS = halt_on_error=1 exitcode=66 second_deadlock_stack=1 \

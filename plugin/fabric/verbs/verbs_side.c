@@ -5,6 +5,7 @@
  * SEND can be written straight into it), ACK / NAK / PROBE / REPLY of the reliability protocol,
  * and heartbeats. Being TCP it never loses a frame, which keeps the protocol small;
  * its EOF or silence past the liveness deadline is how a dead peer is noticed. */
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,16 +18,19 @@
 
 #define VB_SIDE_OUT_MAX (4u << 20) /* a peer this far behind on reading is broken */
 
-/* type, lane, epoch, 0, seq (or capacity), addr, rkey, 0: host byte order, same build */
+/* type, lane, epoch, 0, seq (or capacity), addr, rkey, 0: little-endian, as verbs_wire.h says */
 void vb_frame_encode(const struct vb_frame *fr, unsigned char *f)
 {
+    uint32_t seq = htole32(fr->seq), rkey = htole32(fr->rkey);
+    uint64_t addr = htole64(fr->addr);
+
     memset(f, 0, VB_FRAME);
     f[0] = fr->type;
     f[1] = fr->lane;
     f[2] = fr->epoch;
-    memcpy(f + 4, &fr->seq, 4);
-    memcpy(f + 8, &fr->addr, 8);
-    memcpy(f + 16, &fr->rkey, 4);
+    memcpy(f + 4, &seq, 4);
+    memcpy(f + 8, &addr, 8);
+    memcpy(f + 16, &rkey, 4);
 }
 
 static void side_put(struct vb_ep *ep, enum vb_frame_type t, int lane, uint32_t epoch, uint32_t seq,
@@ -113,6 +117,9 @@ int vb_frame_decode(const unsigned char *f, int nlanes, struct vb_frame *out)
     memcpy(&out->seq, f + 4, 4);
     memcpy(&out->addr, f + 8, 8);
     memcpy(&out->rkey, f + 16, 4);
+    out->seq = le32toh(out->seq);
+    out->addr = le64toh(out->addr);
+    out->rkey = le32toh(out->rkey);
     if (out->type < VB_F_READY || out->type > VB_F_RECV)
         return VB_FRAME_BAD_TYPE;
     /* READY and heartbeats are about the endpoint, not a lane. */
