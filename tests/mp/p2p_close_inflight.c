@@ -206,16 +206,19 @@ static int cycles_rank(int rank, int nranks, void *arg)
     return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     static int closer[] = {0, 1};
     int failed = 0;
     mp_begin("p2p_close_inflight", "closing comms with requests in flight; init/fini cycles");
-    failed += mp_run("closeSend with 16 MiB isends in flight", 2, mp_scaled(60), close_rank,
-                     &closer[0]);
-    failed += mp_run("closeRecv with 16 MiB irecvs in flight", 2, mp_scaled(60), close_rank,
-                     &closer[1]);
-    failed += mp_run("v11 init x4, finalize x4 + NULL, dlclose, reload", 1, mp_scaled(60),
-                     cycles_rank, NULL);
+    if (mp_selected(argc, argv, 0))
+        failed += mp_run("closeSend with 16 MiB isends in flight", 2, mp_scaled(60), close_rank,
+                         &closer[0]);
+    if (mp_selected(argc, argv, 1))
+        failed += mp_run("closeRecv with 16 MiB irecvs in flight", 2, mp_scaled(60), close_rank,
+                         &closer[1]);
+    if (mp_selected(argc, argv, 2))
+        failed += mp_run("v11 init x4, finalize x4 + NULL, dlclose, reload", 1, mp_scaled(60),
+                         cycles_rank, NULL);
     return mp_end(failed);
 }
