@@ -161,7 +161,7 @@ static int try_connect(struct cn *n, void **handles, int nranks, int rank, void 
     int ok = MP_CHECK(rc != ncclSuccess && cc == NULL, "%s: connect returned %s", what,
                       mp_result_str(rc));
     ok &= MP_CHECK(mp_warn_seen(m, needle), "%s: no WARN mentioning '%s'", what, needle);
-    ok &= MP_CHECK(mp_thread_count() == threads, "%s: threads left behind", what);
+    ok &= MP_CHECK(mp_threads_down_to(threads) == threads, "%s: threads left behind", what);
     return ok;
 }
 
