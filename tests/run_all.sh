@@ -12,8 +12,10 @@ if [ "${JACCL_TEST_SAN:-0}" = 1 ]; then
     export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0}
     export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 fi
-# JACCL_TEST_LOG_DIR=DIR keeps the whole log of each failed suite there (make test-noisy sets
-# it): the last lines printed below seldom say which check of a long suite failed.
+# The whole log of each failed suite is kept in JACCL_TEST_LOG_DIR (default $BUILD/test-logs;
+# make test-noisy sets its own): the last lines printed below seldom say which check of a long
+# suite failed.
+JACCL_TEST_LOG_DIR=${JACCL_TEST_LOG_DIR:-$BUILD_ABS/test-logs}
 pass=0
 fail=0
 failed=()
