@@ -126,6 +126,7 @@ struct coll_comm {
     const struct fab_ops *ops;
     struct fab_domain *dom;
     int dev, nranks, rank, wires, ndata;
+    int host_ranks; /* of the group, on this host (from the handles): its endpoints' attribute */
     struct algo_choice choice;
     struct fab_cq *cq;
     int nlinks, maxlinks;

@@ -131,7 +131,8 @@ struct jaccl_conn_setup coll_setup(struct coll_comm *c)
             .attr = {.nlanes = c->ndata + 1,
                      .max_send_wr = COLL_CTRL_N,
                      .max_recv_wr = COLL_CTRL_N,
-                     .liveness_ns = jaccl_timeout_ns()},
+                     .liveness_ns = jaccl_timeout_ns(),
+                     .host_ranks = c->host_ranks},
             .post_initial = post_initial,
             .arg = c,
     };

@@ -276,9 +276,9 @@ static int cx_init(struct coll_connect_state *x, void **handles, int nranks)
     x->c = coll_comm_new(x->l->h->hdr.dev, nranks, me, x->l->wires);
     if (!x->c)
         return -ENOMEM;
-    /* How crowded this host's CPUs are by our own ranks (the TCP pollers' hand-off, crowd.h). */
+    /* How crowded this host's CPUs are by our own ranks: its endpoints' attribute (crowd.h). */
     int local = host_ranks(x->hs, nranks, me);
-    jaccl_cpu_note_host_ranks(local);
+    x->c->host_ranks = local;
     JINFO(NCCL_INIT, "CollNet rank %d: %d of %d ranks on this host, %d CPUs usable", me, local,
           nranks, jaccl_cpus_usable());
     choose(x->c);

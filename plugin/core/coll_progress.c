@@ -14,7 +14,6 @@
 #include "core/coll.h"
 #include "core/state.h"
 #include "util/clock.h"
-#include "util/crowd.h"
 #include "util/log.h"
 
 #define IDLE_SLICE_NS 1000000000ull /* wake up at least this often: close requests, timers */

@@ -146,6 +146,10 @@ struct fab_ep_attr {
      * 0 (what a zeroed attr holds) leaves the system default. */
     int tclass;
     int sl;
+    /* Ranks of the caller's group that run on this host, this one included (a CollNet comm
+     * counts them from its handles; 0: not known). How the back end polls on a crowded machine
+     * may depend on it (util/crowd.h, jaccl_cpu_poller_owns). */
+    int host_ranks;
 };
 
 /* Callers put at most 16 bits in a WRITE_IMM's immediate: the verbs back end needs the upper

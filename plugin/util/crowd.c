@@ -19,7 +19,6 @@ static atomic_int g_crowded;
 static double g_avg; /* procs_running, moving average; written by the sampling thread only */
 static atomic_flag g_sampling = ATOMIC_FLAG_INIT;
 static atomic_int g_forced = -1;
-static atomic_int g_host_ranks; /* jaccl_cpu_note_host_ranks */
 
 /* Threads runnable right now, system-wide: the R of /proc/loadavg's "R/T" field (cheap to read,
  * unlike /proc/stat on a machine with many CPUs); or -1. */
@@ -94,15 +93,9 @@ void jaccl_cpu_crowd_force(int v)
     atomic_store(&g_forced, v);
 }
 
-void jaccl_cpu_note_host_ranks(int n)
-{
-    atomic_store_explicit(&g_host_ranks, n > 0 ? n : 0, memory_order_relaxed);
-}
-
-int jaccl_cpu_poller_owns(int big_recent)
+int jaccl_cpu_poller_owns(int host_ranks, int big_recent)
 {
     if (!jaccl_cpu_crowded())
         return 1;
-    int n = atomic_load_explicit(&g_host_ranks, memory_order_relaxed);
-    return !big_recent && n > 0 && n <= 2 * jaccl_cpus_usable();
+    return !big_recent && host_ranks > 0 && host_ranks <= 2 * jaccl_cpus_usable();
 }

@@ -15,17 +15,15 @@ int jaccl_cpus_usable(void);
 /* Tests: 0 or 1 fixes the answer, -1 measures again. */
 void jaccl_cpu_crowd_force(int v);
 
-/* The number of ranks of a CollNet comm that run on this host (this one included), as the
- * comm's handles tell; the latest one noted counts. 0 = none known (no CollNet comm). */
-void jaccl_cpu_note_host_ranks(int n);
 /* Whether a thread polling a CQ reads an endpoint's sockets itself instead of leaving that to
  * the endpoint's I/O thread. Always on an uncrowded machine. On a crowded one only where the
- * crowd is this host's own ranks, at most two per usable CPU (each rank's poller yields to the
+ * crowd is this host's own ranks (host_ranks: the endpoint's group on this host, as its
+ * fab_ep_attr says; 0 = not known), at most two per usable CPU (each rank's poller yields to the
  * other's, so it is back within microseconds), and only while the endpoint carries no large
  * message (big_recent: one landed lately), whose copy gains from the I/O thread running beside
  * the poller. Measured on 2 cores, 8 operations in flight (docs/performance.md): 4 ranks,
  * 128 - 512 KiB, 10 - 40 % faster than leaving every read to the I/O thread, 1 MiB and up equal;
  * pollers reading the large messages too made 1 MiB 36 % slower, and 8 ranks up to 5 x. */
-int jaccl_cpu_poller_owns(int big_recent);
+int jaccl_cpu_poller_owns(int host_ranks, int big_recent);
 
 #endif

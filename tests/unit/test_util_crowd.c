@@ -13,20 +13,17 @@
 static void test_uncrowded_pollers_own(void **state)
 {
     jaccl_cpu_crowd_force(0);
-    jaccl_cpu_note_host_ranks(0);
-    assert_true(jaccl_cpu_poller_owns(0));
-    assert_true(jaccl_cpu_poller_owns(1)); /* large messages too */
-    jaccl_cpu_note_host_ranks(1000000);
-    assert_true(jaccl_cpu_poller_owns(0));
+    assert_true(jaccl_cpu_poller_owns(0, 0));
+    assert_true(jaccl_cpu_poller_owns(0, 1)); /* large messages too */
+    assert_true(jaccl_cpu_poller_owns(1000000, 0));
 }
 
 static void test_crowded_unknown_ranks(void **state)
 {
     jaccl_cpu_crowd_force(1);
-    jaccl_cpu_note_host_ranks(0); /* no CollNet comm: the crowd may be anyone's */
-    assert_false(jaccl_cpu_poller_owns(0));
-    jaccl_cpu_note_host_ranks(-3);
-    assert_false(jaccl_cpu_poller_owns(0));
+    /* no CollNet comm: the crowd may be anyone's */
+    assert_false(jaccl_cpu_poller_owns(0, 0));
+    assert_false(jaccl_cpu_poller_owns(-3, 0));
 }
 
 static void test_crowded_own_ranks_fit(void **state)
@@ -34,25 +31,23 @@ static void test_crowded_own_ranks_fit(void **state)
     int cpus = jaccl_cpus_usable();
 
     jaccl_cpu_crowd_force(1);
-    jaccl_cpu_note_host_ranks(2 * cpus); /* two per CPU: each poller is back within a yield */
-    assert_true(jaccl_cpu_poller_owns(0));
-    assert_false(jaccl_cpu_poller_owns(1)); /* a large message keeps the I/O thread reading */
-    jaccl_cpu_note_host_ranks(1);
-    assert_true(jaccl_cpu_poller_owns(0));
+    /* two per CPU: each poller is back within a yield */
+    assert_true(jaccl_cpu_poller_owns(2 * cpus, 0));
+    assert_false(
+            jaccl_cpu_poller_owns(2 * cpus, 1)); /* a large message keeps the I/O thread reading */
+    assert_true(jaccl_cpu_poller_owns(1, 0));
 }
 
 static void test_crowded_too_many_ranks(void **state)
 {
     jaccl_cpu_crowd_force(1);
-    jaccl_cpu_note_host_ranks(2 * jaccl_cpus_usable() + 1);
-    assert_false(jaccl_cpu_poller_owns(0));
-    assert_false(jaccl_cpu_poller_owns(1));
+    assert_false(jaccl_cpu_poller_owns(2 * jaccl_cpus_usable() + 1, 0));
+    assert_false(jaccl_cpu_poller_owns(2 * jaccl_cpus_usable() + 1, 1));
 }
 
 static int teardown(void **state)
 {
     jaccl_cpu_crowd_force(-1);
-    jaccl_cpu_note_host_ranks(0);
     return 0;
 }
 

@@ -81,6 +81,7 @@ int fab_tcp_ep_create(struct tcp_domain *dom, struct fab_cq *cq, const struct fa
     ep->max_send_wr = attr->max_send_wr;
     ep->tclass = attr->tclass;
     ep->liveness_ns = attr->liveness_ns;
+    ep->host_ranks = attr->host_ranks;
     fab_ep_base_init(&ep->base, attr->peer_desc);
     ep->epfd = ep->wakefd = ep->pollfd = -1;
     ep->fail_lane = -1;

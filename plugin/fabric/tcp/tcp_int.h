@@ -146,7 +146,8 @@ struct tcp_ep {
     uint64_t id; /* unique for the life of the process: names it in registrations' scopes */
     struct fab_cq *cq;
     int nlanes, max_send_wr;
-    int tclass; /* IP TOS / IPv6 traffic class of every lane; 0 = system default */
+    int tclass;     /* IP TOS / IPv6 traffic class of every lane; 0 = system default */
+    int host_ranks; /* the caller's group on this host (fab_ep_attr): the pollers' hand-off */
     uint64_t liveness_ns;
     struct fab_ep_base base; /* peer, and the failure: "peer <peer> <what> (lane n)" */
     pthread_mutex_t mu;

@@ -275,7 +275,8 @@ static int tcp_drive_owns(struct tcp_ep *ep, uint64_t now)
     uint64_t big = atomic_load_explicit(&ep->big_rx_ns, memory_order_relaxed);
 
     /* now < big: stamped by another thread after `now` was read, so just now. */
-    return jaccl_cpu_poller_owns(big != 0 && (now < big || now - big < TCP_HANDOFF_NS));
+    return jaccl_cpu_poller_owns(ep->host_ranks,
+                                 big != 0 && (now < big || now - big < TCP_HANDOFF_NS));
 }
 
 int fab_tcp_ep_drive(struct fab_cq_src *src)
