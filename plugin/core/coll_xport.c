@@ -473,6 +473,8 @@ int coll_x_poll(struct coll_comm *c)
     }
     for (int i = 0; i < nfailed; i++)
         on_wc(c, &failed[i]);
+    if (n < 0)
+        coll_fail(c, n, "its completion queue lost a completion (out of memory)");
     for (int i = 0; i < c->nlinks; i++) /* broken, and every queued completion dispatched */
         if (c->links[i].broken && c->links[i].ep)
             link_down(c, &c->links[i], (enum fab_wc_status)c->links[i].broken);

@@ -145,6 +145,8 @@ void p2p_progress(struct p2p_comm *c)
     while ((n = c->ops->cq_poll(c->cq, wc, 16)) > 0)
         for (int i = 0; i < n; i++)
             on_wc(c, &wc[i]);
+    if (n < 0)
+        p2p_fail(c, n, "its completion queue lost a completion (out of memory)");
     if (p2p_failed(c) && p2p_pending(c))
         p2p_warn_owed(c);
     p2p_close_failed(c);

@@ -204,7 +204,9 @@ struct fab_ops {
      * progress threads). cq_poll never blocks and makes inline progress (see "Progress"). */
     int (*cq_create)(struct fab_domain *dom, int depth, struct fab_cq **out);
     void (*cq_destroy)(struct fab_cq *cq);
-    int (*cq_poll)(struct fab_cq *cq, struct fab_wc *wc, int max); /* >= 0 entries, never blocks */
+    /* >= 0 entries, never blocks; -ENOMEM once a completion could not be stored (the CQ is
+     * broken: the caller fails everything that waits on it). */
+    int (*cq_poll)(struct fab_cq *cq, struct fab_wc *wc, int max);
     int (*cq_wait)(struct fab_cq *cq, uint64_t deadline_ns);
     void (*cq_wake)(struct fab_cq *cq);
 

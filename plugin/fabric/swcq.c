@@ -83,10 +83,17 @@ void fab_swcq_push(struct fab_cq *fcq, const struct fab_wc *wc)
     struct fab_swcq *cq = fab_swcq_of(fcq);
     pthread_mutex_lock(&cq->mu);
     if (cq->n == cq->cap && swcq_grow(cq) != 0) {
+        /* The request behind wc can never complete: the CQ is broken from now on, and says
+         * so to every poller (fab_swcq_poll), so the layer above fails its comm instead of
+         * waiting for a completion that was lost. */
+        int first = !cq->lost;
+        cq->lost = 1;
+        pthread_cond_broadcast(&cq->cv);
         pthread_mutex_unlock(&cq->mu);
-        JWARN("fabric: out of memory growing a CQ beyond %u entries; completion of "
-              "wr_id %llu lost",
-              cq->cap, (unsigned long long)wc->wr_id);
+        if (first)
+            JWARN("fabric: out of memory growing a CQ beyond %u entries: completion of wr_id "
+                  "%llu lost, every comm on this CQ fails",
+                  cq->cap, (unsigned long long)wc->wr_id);
         return;
     }
     cq->ring[(cq->head + cq->n) % cq->cap] = *wc;
@@ -161,6 +168,8 @@ int fab_swcq_poll(struct fab_cq *fcq, struct fab_wc *wc, int max)
 
     if (k < max && swcq_drive(cq) > 0)
         k += swcq_pop(cq, wc + k, max - k);
+    if (k == 0 && atomic_load_explicit(&cq->lost, memory_order_relaxed))
+        return -ENOMEM; /* what it held is delivered; a completion it could not keep is not */
     return k;
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The completion queue both back ends hand to callers: a growable ring (a completion is never
- * dropped, whatever depth the caller guessed) and a condition variable that cq_wait sleeps on.
+ * dropped silently, whatever depth the caller guessed: where the ring cannot grow, every later
+ * cq_poll fails with -ENOMEM) and a condition variable that cq_wait sleeps on.
  * The verbs back end keeps its hardware CQs private: a verbs completion is not yet a caller
  * completion (a UC send is done only when acknowledged). */
 #ifndef JACCL_FABRIC_SWCQ_H
@@ -35,6 +36,7 @@ struct fab_swcq {
     uint32_t cap, head, n;
     int waiters;
     int wake_pending; /* a cq_wake came while nobody waited */
+    atomic_int lost;  /* a completion could not be stored (out of memory): the CQ is broken */
     uint64_t wake_gen;
     /* Sources polled inline (see fab_swcq_attach). src_mu is taken before any back-end lock:
      * pollers trylock it, attach/detach lock it, so a detach waits for a drive in flight. */
