@@ -75,7 +75,7 @@ static int peer_left(struct coll_comm *c, const struct coll_link *l, const char 
  * before those are counted would lose them. 1 while the link is broken but not down yet. */
 static int link_broken(struct coll_comm *c, struct coll_link *l)
 {
-    if (!l->broken && l->ep && !l->final)
+    if (!l->broken && l->ep) /* after the peer's goodbye too: its connection then goes down */
         l->broken = c->ops->ep_error(l->ep, NULL);
     return l->broken != 0 && l->ep != NULL;
 }
