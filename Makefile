@@ -55,10 +55,12 @@ INTERNAL := $(BUILD)/libjaccl-internal.a
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
-# What unit tests share, linked from an archive so each takes only what it calls: the narrow
-# formats' reference (kern_ref.c) and jaccl-info with its main renamed (test_info_verbs).
+# What unit tests share, linked from an archive so each takes only what it calls: every
+# tests/unit/*.c that is not a test_*.c (the narrow formats' reference kern_ref.c, the fabric
+# contract suite fab_contract.c) and jaccl-info with its main renamed (test_info_verbs).
 UNIT_LIB := $(BUILD)/tests/libunit.a
-UNIT_LIB_OBJ := $(BUILD)/obj/tests/unit/kern_ref.o $(BUILD)/obj/tools/jaccl-info-main.o
+UNIT_LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c))) \
+                $(BUILD)/obj/tools/jaccl-info-main.o
 # The multi-process harness (harness/: the p2p ranks, checks and pumps, and the CollNet helpers),
 # compiled once and linked into every mp test, tool and rdma_p2p; nothing else from tests/.
 MP_COMMON := $(wildcard harness/*.c)
