@@ -34,10 +34,14 @@ static void fake_close(struct fab_ep *ep)
     g_closed++;
 }
 
+/* The endpoint is healthy unless a test breaks it (its failed completions say so anyway). */
+static int g_ep_status;
+
 static int fake_error(struct fab_ep *ep, const char **reason)
 {
-    *reason = "closed by the peer";
-    return FAB_WC_PEER_LOST;
+    if (reason)
+        *reason = g_ep_status ? "closed by the peer" : NULL;
+    return g_ep_status;
 }
 
 static int fake_post_recv(struct fab_ep *ep, int lane, void *buf, size_t cap, struct fab_mr *mr,
@@ -81,7 +85,7 @@ static int setup(void **state)
     f->link.tx = f->tx;
     snprintf(f->link.desc, sizeof(f->link.desc), "fake peer");
     f->c = c;
-    g_nwc = g_closed = g_reposts = 0;
+    g_nwc = g_closed = g_reposts = g_ep_status = 0;
     *state = f;
     return 0;
 }
@@ -297,6 +301,29 @@ static void link_down_keeps_what_landed(void **state)
     assert_null(f->link.ep);
 }
 
+/* The endpoint reports its failure before its completions are polled: nothing more is posted
+ * on it, the comm does not fail, and the message that landed first still counts once the
+ * queue is drained, after which the link is down. */
+static void broken_endpoint_waits_for_its_completions(void **state)
+{
+    struct fixture *f = *state;
+    struct algo_xport *x = coll_xport(f->c);
+    f->link.s[1].posted = 1;
+    f->link.s[1].exp_len[0] = 8;
+    g_ep_status = FAB_WC_PEER_LOST;
+    assert_int_equal(ax_can_recv(x, 1, 1), 0); /* not now: its completions come first */
+    assert_int_equal(comm_error(f), ncclSuccess);
+    assert_non_null(f->link.ep);
+    g_wc[g_nwc++] = (struct fab_wc){
+            .wr_id = COLL_WR(COLL_WR_DRECV, 0, 1, 0), .ep = FAKE_EP, .status = FAB_WC_OK, .len = 8};
+    coll_x_poll(f->c);
+    assert_int_equal(f->link.s[1].landed, 1);
+    assert_null(f->link.ep);                      /* down once the queue was drained */
+    assert_int_equal(comm_error(f), ncclSuccess); /* it sent what was wanted */
+    assert_int_equal(ax_can_recv(x, 1, 1), 0);    /* more would never come */
+    assert_int_equal(comm_error(f), ncclRemoteError);
+}
+
 /* A goodbye queued behind the connection's failure is read first: the peer left, it did not
  * break, and with nothing in flight that is no failure at all. */
 static void goodbye_read_before_the_failure(void **state)
@@ -335,6 +362,8 @@ int main(void)
             cmocka_unit_test_setup_teardown(link_down_idle_fails_only_what_needs_it, setup,
                                             teardown),
             cmocka_unit_test_setup_teardown(link_down_keeps_what_landed, setup, teardown),
+            cmocka_unit_test_setup_teardown(broken_endpoint_waits_for_its_completions, setup,
+                                            teardown),
             cmocka_unit_test_setup_teardown(goodbye_read_before_the_failure, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
