@@ -257,9 +257,9 @@ int algo_rhd_step(const struct algo_geom *g, int t, int *peer, struct algo_range
 
 void algo_geom_rhd_shape(struct algo_geom *g)
 {
-    /* A step in one frame where it fits: the longest step moves n/2 chunks. Measured on
-     * loopback TCP, 4 and 8 ranks: a frame per chunk (deeper pipelining) was 1.1 - 1.4 x slower
-     * from 128 KiB to 4 MiB, as for the mesh (every frame costs wake-ups on both sides). */
+    /* A step in one frame where it fits: the longest step moves n/2 chunks (deeper pipelining
+     * was slower over TCP, as for the mesh: every frame costs wake-ups on both sides;
+     * docs/performance.md). */
     g->frame = frame_holding(algo_chunk_max(g) * (size_t)(g->nranks / 2), ALGO_FRAME_MAX);
 }
 

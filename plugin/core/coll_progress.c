@@ -20,9 +20,8 @@
 /* A caller that polled this recently is taken to poll again soon, and the thread then naps
  * (it wakes up to take over if the polls stop) instead of waiting on the CQ: a thread woken for
  * each completion takes a core from a rank, and takes run_lock from the caller that would have
- * run the same round a moment later. Measured on 2 cores with callers polling like NCCL's proxy
- * (test(), sched_yield()): 2 ranks, 4 KiB all-reduce 190 -> 70 us, 1 MiB 1.2 -> 0.6 ms with
- * the nap; with 4 and 8 ranks it already napped. */
+ * run the same round a moment later (docs/performance.md, "Where the code's constants come
+ * from": the nap halved 2-rank latencies). */
 #define POLL_GRACE_NS 1000000ull
 #define INLINE_ROUNDS 4 /* rounds a caller runs per call while they keep moving something */
 
@@ -143,8 +142,8 @@ static int thread_turn(struct coll_comm *c)
 }
 
 /* While callers poll, run_lock is most likely held by one of them, running the round this
- * thread came for: blocking on it would make that caller's unlock a futex wake-up (measured: a
- * third of the futex calls of a 2-rank 1 MiB all-reduce). 0 = taken by a caller, nap instead. */
+ * thread came for: blocking on it would make that caller's unlock a futex wake-up (the most
+ * frequent ones, docs/performance.md). 0 = taken by a caller, nap instead. */
 static int take_run_lock(struct coll_comm *c)
 {
     if (pthread_mutex_trylock(&c->run_lock) == 0)

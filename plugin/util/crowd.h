@@ -21,9 +21,8 @@ void jaccl_cpu_crowd_force(int v);
  * fab_ep_attr says; 0 = not known), at most two per usable CPU (each rank's poller yields to the
  * other's, so it is back within microseconds), and only while the endpoint carries no large
  * message (big_recent: one landed lately), whose copy gains from the I/O thread running beside
- * the poller. Measured on 2 cores, 8 operations in flight (docs/performance.md): 4 ranks,
- * 128 - 512 KiB, 10 - 40 % faster than leaving every read to the I/O thread, 1 MiB and up equal;
- * pollers reading the large messages too made 1 MiB 36 % slower, and 8 ranks up to 5 x. */
+ * the poller. Each half of the rule was measured (docs/performance.md, "Where the code's
+ * constants come from"). */
 int jaccl_cpu_poller_owns(int host_ranks, int big_recent);
 
 #endif

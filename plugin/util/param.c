@@ -14,8 +14,8 @@ static const char *const family_choices[] = {"", "AF_INET", "AF_INET6", NULL};
 static const char *const algo_choices[] = {"auto", "ring", "mesh", "rhd", NULL};
 static const char *const qp_type_choices[] = {"uc", "rc", NULL};
 
-/* jaccl-coll-perf allreduce -N 2 -b 4K on a 2-core box: 139 us at 0, 51 at 50, 71 at 200
- * (docs/design.md, "Inline progress"). */
+/* The 2-rank 4 KiB all-reduce's best (docs/performance.md, "Where the code's constants come
+ * from"). */
 #define SPIN_US_DEFAULT 50
 
 #define S_TRANSPORT "Transport selection"
