@@ -69,7 +69,7 @@ void fab_swcq_push(struct fab_cq *cq, const struct fab_wc *wc);
 _Static_assert(offsetof(struct fab_swcq, fab) == 0, "the CQ's head comes first");
 static inline struct fab_swcq *fab_swcq_of(struct fab_cq *cq)
 {
-    return jaccl_container_of(cq, struct fab_swcq, fab);
+    return jaccl_head_of(cq, struct fab_swcq, fab);
 }
 
 #endif

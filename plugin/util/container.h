@@ -15,4 +15,9 @@
 #define jaccl_container_of(ptr, type, member) \
     ((type *)(void *)((char *)(1 ? (ptr) : &((type *)0)->member) - offsetof(type, member)))
 
+/* The same for a member embedded first (the fabric's heads): a plain conversion, so NULL stays
+ * NULL (a NULL registration is legal in posts) and no arithmetic is done on it, which UBSan
+ * reports. The caller's _Static_assert keeps the member first. */
+#define jaccl_head_of(ptr, type, member) ((type *)(void *)(1 ? (ptr) : &((type *)0)->member))
+
 #endif

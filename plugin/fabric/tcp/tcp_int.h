@@ -179,17 +179,17 @@ _Static_assert(offsetof(struct tcp_ep, fab) == 0, "the endpoint's head comes fir
 
 static inline struct tcp_domain *tcp_domain_of(struct fab_domain *d)
 {
-    return jaccl_container_of(d, struct tcp_domain, fab);
+    return jaccl_head_of(d, struct tcp_domain, fab);
 }
 
 static inline struct tcp_mr *tcp_mr_of(struct fab_mr *m)
 {
-    return jaccl_container_of(m, struct tcp_mr, fab);
+    return jaccl_head_of(m, struct tcp_mr, fab);
 }
 
 static inline struct tcp_ep *tcp_ep_of(struct fab_ep *e)
 {
-    return jaccl_container_of(e, struct tcp_ep, fab);
+    return jaccl_head_of(e, struct tcp_ep, fab);
 }
 
 /* tcp_ep.c */

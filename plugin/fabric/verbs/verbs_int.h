@@ -190,17 +190,17 @@ _Static_assert(offsetof(struct vb_ep, fab) == 0, "the endpoint's head comes firs
 
 static inline struct vb_domain *vb_domain_of(struct fab_domain *d)
 {
-    return jaccl_container_of(d, struct vb_domain, fab);
+    return jaccl_head_of(d, struct vb_domain, fab);
 }
 
 static inline struct vb_mr *vb_mr_of(struct fab_mr *m)
 {
-    return jaccl_container_of(m, struct vb_mr, fab);
+    return jaccl_head_of(m, struct vb_mr, fab);
 }
 
 static inline struct vb_ep *vb_ep_of(struct fab_ep *e)
 {
-    return jaccl_container_of(e, struct vb_ep, fab);
+    return jaccl_head_of(e, struct vb_ep, fab);
 }
 
 static inline struct vb_msg *vb_msg_at(struct vb_lane *l, uint32_t idx)
