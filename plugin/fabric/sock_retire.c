@@ -72,6 +72,19 @@ static void retire_atfork_child(void)
     pthread_cond_init(&g_cv, NULL);
 }
 
+/* A process may exit without the fabric's shutdown (tables before v11 have no finalize): a
+ * reaper that already left its loop is joined then, so no finished thread stays unjoined (which
+ * ThreadSanitizer reports). One still holding sockets keeps running to the end. */
+static void retire_atexit(void)
+{
+    pthread_mutex_lock(&g_mu);
+    if (g_joinable && !g_running) {
+        pthread_join(g_thread, NULL);
+        g_joinable = 0;
+    }
+    pthread_mutex_unlock(&g_mu);
+}
+
 static void retire_init_once(void)
 {
     pthread_condattr_t a;
@@ -80,6 +93,7 @@ static void retire_init_once(void)
     pthread_cond_init(&g_cv, &a);
     pthread_condattr_destroy(&a);
     pthread_atfork(retire_atfork_prepare, retire_atfork_parent, retire_atfork_child);
+    atexit(retire_atexit);
 }
 
 /* Bytes the peer has not acknowledged (our FIN counts one); 0 where that cannot be known or
