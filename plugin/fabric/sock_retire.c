@@ -72,17 +72,12 @@ static void retire_atfork_child(void)
     pthread_cond_init(&g_cv, NULL);
 }
 
-/* A process may exit without the fabric's shutdown (tables before v11 have no finalize): a
- * reaper that already left its loop is joined then, so no finished thread stays unjoined (which
- * ThreadSanitizer reports). One still holding sockets keeps running to the end. */
+/* A process may exit without the fabric's shutdown (tables before v11 have no finalize): the
+ * exit does what the shutdown would (the sockets still held get their bounded linger, the
+ * reaper is joined), so the last bytes still go out and no thread is left unjoined. */
 static void retire_atexit(void)
 {
-    pthread_mutex_lock(&g_mu);
-    if (g_joinable && !g_running) {
-        pthread_join(g_thread, NULL);
-        g_joinable = 0;
-    }
-    pthread_mutex_unlock(&g_mu);
+    fab_sock_retire_fini();
 }
 
 static void retire_init_once(void)
