@@ -8,8 +8,9 @@
 # every step's full log is kept in $BUILD/rdma-logs/.
 #
 # Emulated CPUs make the shared suites about ten times slower than on TCP (every one of them,
-# for UC and RC and again under loss, takes 35 minutes), so to keep this suite near 30 minutes
-# (30 minutes on 2026-12-03, UC CollNet alone 15):
+# for UC and RC and again under loss, takes 35 minutes), so to keep this suite short (17 minutes
+# with the VM's boot on 2026-12-04, UC CollNet 8; 30 and 15 before closes stopped waiting for
+# the peers' goodbyes):
 #   UC (the default QP type)  every point-to-point test but p2p_lifetime; every CollNet test, but the scenarios
 #                             of 5 to 8 ranks only in part (one ring and one mesh of 7 or 8
 #                             ranks, two of 5 and 6 in coll_basic; none in window and stress)
