@@ -359,7 +359,8 @@ static void lp_write_imm(struct lp_qp *q, const struct ibv_send_wr *wr)
         t->rq_head = (t->rq_head + 1) % t->rq_cap;
         t->rq_n--;
         if (ok) {
-            memcpy((void *)(uintptr_t)wr->wr.rdma.remote_addr, (void *)(uintptr_t)laddr, len);
+            if (len) /* a zero-length write may name NULL buffers, which memcpy may not take */
+                memcpy((void *)(uintptr_t)wr->wr.rdma.remote_addr, (void *)(uintptr_t)laddr, len);
             lp_wc(t->rcq, t->qp.qp_num, rwr, IBV_WC_RECV_RDMA_WITH_IMM, IBV_WC_SUCCESS, len,
                   wr->imm_data);
         } else {
