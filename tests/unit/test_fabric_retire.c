@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "fab_contract.h"
+
 #include "fabric/fabric.h"
 #include "fabric/tcp/tcp.h"
 #include "fabric/tcp/tcp_int.h"
@@ -28,24 +30,6 @@ static const struct fab_ops *F = &fab_tcp_ops;
 
 #define MS      1000000ull
 #define WAIT_NS (20000 * MS) /* how long a condition may take on a loaded machine */
-
-/* A connected TCP pair on 127.0.0.1. */
-static void tcp_pair(int *a, int *b)
-{
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof(sa);
-    int l = socket(AF_INET, SOCK_STREAM, 0);
-
-    assert_true(l >= 0);
-    assert_int_equal(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
-    assert_int_equal(listen(l, 4), 0);
-    assert_int_equal(getsockname(l, (struct sockaddr *)&sa, &len), 0);
-    *a = socket(AF_INET, SOCK_STREAM, 0);
-    assert_int_equal(connect(*a, (struct sockaddr *)&sa, sizeof(sa)), 0);
-    *b = accept(l, NULL, NULL);
-    assert_true(*b >= 0);
-    close(l);
-}
 
 static void fill(unsigned char *b, size_t n, unsigned seed)
 {
@@ -90,7 +74,7 @@ static void retire_keeps_queued_bytes(void **state)
     uint64_t h0 = held();
 
     fill(buf, SZ, 1);
-    tcp_pair(&a, &b);
+    fc_tcp_pair(&a, &b);
     assert_int_equal(setsockopt(b, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
     assert_int_equal(setsockopt(a, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big)), 0);
     size_t sent = 0;
@@ -123,7 +107,7 @@ static void retire_gives_up_on_a_stalled_peer(void **state)
     uint64_t f0 = forced();
 
     memset(chunk, 7, sizeof(chunk));
-    tcp_pair(&a, &b);
+    fc_tcp_pair(&a, &b);
     assert_int_equal(setsockopt(b, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
     while (send(a, chunk, sizeof(chunk), MSG_DONTWAIT) > 0)
         ;
@@ -133,7 +117,7 @@ static void retire_gives_up_on_a_stalled_peer(void **state)
         usleep(1000);
     assert_int_equal(forced(), f0 + 1);
 
-    tcp_pair(&a, &b);
+    fc_tcp_pair(&a, &b);
     assert_int_equal(setsockopt(b, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
     while (send(a, chunk, sizeof(chunk), MSG_DONTWAIT) > 0)
         ;
@@ -164,7 +148,7 @@ static void cut_lane_does_not_flush_the_others(void **state)
 
     fill(msg, LEN, 5);
     for (int i = 0; i < 2; i++)
-        tcp_pair(&ours[i], &peer[i]);
+        fc_tcp_pair(&ours[i], &peer[i]);
     assert_int_equal(F->domain_open(0, &dom), 0);
     assert_int_equal(F->cq_create(dom, 8, &cq), 0);
     assert_int_equal(F->ep_create(dom, cq, &attr, &ep), 0);

@@ -25,6 +25,8 @@
 
 #include <cmocka.h>
 
+#include "fab_contract.h"
+
 #include "fabric/fabric.h"
 #include "fabric/tcp/tcp.h"
 #include "fabric/tcp/tcp_int.h"
@@ -39,24 +41,6 @@ static const struct fab_ops *F = &fab_tcp_ops;
 #define MS 1000000ull
 
 /* ---- helpers ---- */
-
-/* A connected TCP pair on 127.0.0.1 (blocking; ep_connect makes its ends non-blocking). */
-static void tcp_pair(int *a, int *b)
-{
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof(sa);
-    int l = socket(AF_INET, SOCK_STREAM, 0);
-
-    assert_true(l >= 0);
-    assert_int_equal(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
-    assert_int_equal(listen(l, 16), 0);
-    assert_int_equal(getsockname(l, (struct sockaddr *)&sa, &len), 0);
-    *a = socket(AF_INET, SOCK_STREAM, 0);
-    assert_int_equal(connect(*a, (struct sockaddr *)&sa, sizeof(sa)), 0);
-    *b = accept(l, NULL, NULL);
-    assert_true(*b >= 0);
-    close(l);
-}
 
 struct pair {
     struct fab_domain *dom[2];
@@ -95,7 +79,7 @@ static void pair_connect(struct pair *p)
     int sa[FAB_MAX_LANES], sb[FAB_MAX_LANES];
 
     for (int i = 0; i < p->nlanes; i++)
-        tcp_pair(&sa[i], &sb[i]);
+        fc_tcp_pair(&sa[i], &sb[i]);
     assert_int_equal(F->ep_connect(p->ep[0], NULL, 0, sa, p->nlanes), 0);
     assert_int_equal(F->ep_connect(p->ep[1], NULL, 0, sb, p->nlanes), 0);
 }
@@ -403,7 +387,7 @@ static void test_corrupt_frame_is_peer_proto(void **state)
     struct fab_wc wc;
     int s, raw;
 
-    tcp_pair(&raw, &s);
+    fc_tcp_pair(&raw, &s);
     assert_int_equal(F->domain_open(0, &dom), 0);
     assert_int_equal(F->cq_create(dom, 4, &cq), 0);
     assert_int_equal(F->ep_create(dom, cq, &a, &ep), 0);
@@ -442,7 +426,7 @@ static void test_lane_eof_keeps_other_lanes(void **state)
     int s[2], raw[2];
 
     for (int i = 0; i < 2; i++)
-        tcp_pair(&raw[i], &s[i]);
+        fc_tcp_pair(&raw[i], &s[i]);
     assert_int_equal(F->domain_open(0, &dom), 0);
     assert_int_equal(F->cq_create(dom, 8, &cq), 0);
     assert_int_equal(F->ep_create(dom, cq, &a, &ep), 0);
@@ -500,7 +484,7 @@ static void test_dereg_while_landing(void **state)
     struct fab_wc wc;
     int s, raw;
 
-    tcp_pair(&raw, &s);
+    fc_tcp_pair(&raw, &s);
     assert_int_equal(F->domain_open(0, &dom), 0);
     assert_int_equal(F->cq_create(dom, 4, &cq), 0);
     assert_int_equal(F->ep_create(dom, cq, &a, &ep), 0);
@@ -632,7 +616,7 @@ static void test_liveness_silent_peer(void **state)
     char b[8];
 
     fake_clock_start();
-    tcp_pair(&raw, &s);
+    fc_tcp_pair(&raw, &s);
     assert_int_equal(F->domain_open(0, &dom), 0);
     assert_int_equal(F->cq_create(dom, 4, &cq), 0);
     assert_int_equal(F->ep_create(dom, cq, &a, &ep), 0);
@@ -717,7 +701,7 @@ static void test_close_delivers_queued_bytes(void **state)
     ssize_t n;
 
     fill(buf, SZ, 3);
-    tcp_pair(&raw, &s);
+    fc_tcp_pair(&raw, &s);
     assert_int_equal(setsockopt(raw, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
     assert_int_equal(setsockopt(s, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big)), 0);
     assert_int_equal(F->domain_open(0, &dom), 0);
@@ -869,7 +853,7 @@ static void test_queue_full(void **state)
     int s, raw;
     char r[WR + 1];
 
-    tcp_pair(&raw, &s);
+    fc_tcp_pair(&raw, &s);
     assert_int_equal(F->domain_open(0, &dom), 0);
     assert_int_equal(F->cq_create(dom, 4, &cq), 0);
     assert_int_equal(F->ep_create(dom, cq, &a, &ep), 0);
@@ -910,7 +894,7 @@ static void tclass_case(int tclass)
     assert_int_equal(F->domain_open(0, &dom), 0);
     assert_int_equal(F->cq_create(dom, 8, &cq), 0);
     for (int i = 0; i < 3; i++)
-        tcp_pair(&sa[i], &sb[i]);
+        fc_tcp_pair(&sa[i], &sb[i]);
     assert_int_equal(F->ep_create(dom, cq, &a, &ep[0]), 0);
     a.tclass = 0; /* the other end is unmarked: only the sender's own socket carries it */
     assert_int_equal(F->ep_create(dom, cq, &a, &ep[1]), 0);
