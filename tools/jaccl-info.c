@@ -36,6 +36,7 @@
 #include "util/ifmatch.h"
 #include "util/param.h"
 #include "util/sock.h"
+#include "util/subnet.h"
 
 #define DEFAULT_PLUGIN "libnccl-net-jaccl.so"
 #define MAX_DEPTH      16
@@ -404,7 +405,7 @@ struct fabric_view {
     int ok;    /* init succeeded */
     int verbs; /* the verbs fabric was chosen */
     int ndev;
-    union jaccl_sockaddr addr[MAX_DEVS]; /* side-channel address per device */
+    struct jaccl_link link[MAX_DEVS]; /* side-channel address and subnet per device */
     int have_addr[MAX_DEVS];
 };
 
@@ -431,7 +432,7 @@ static void fabric_section(const struct fabric_view *fv)
         char a[80] = "";
 
         if (fv->have_addr[i])
-            jaccl_sockaddr_str(&fv->addr[i], a, sizeof(a));
+            jaccl_link_str(&fv->link[i], a, sizeof(a));
         o_open(NULL, '{');
         o_str("name", ops->dev_info(i)->name);
         o_str("address", fv->have_addr[i] ? a : NULL);
@@ -620,7 +621,8 @@ static int iface_used(const struct fabric_view *fv, const struct ifaddrs *all, c
         if (!fv->verbs && strcmp(jaccl_fabric()->dev_info(i)->name, name) == 0)
             return i;
         for (const struct ifaddrs *a = all; fv->verbs && fv->have_addr[i] && a; a = a->ifa_next)
-            if (a->ifa_addr && strcmp(a->ifa_name, name) == 0 && same_ip(&fv->addr[i], a->ifa_addr))
+            if (a->ifa_addr && strcmp(a->ifa_name, name) == 0 &&
+                same_ip(&fv->link[i].addr, a->ifa_addr))
                 return i;
     }
     return -1;
@@ -724,7 +726,7 @@ static void fabric_collect(struct fabric_view *fv, void **ctx)
     if (fv->ndev > MAX_DEVS)
         fv->ndev = MAX_DEVS;
     for (int i = 0; i < fv->ndev; i++)
-        fv->have_addr[i] = jaccl_dev_addr(i, &fv->addr[i]) == 0;
+        fv->have_addr[i] = jaccl_dev_link(i, &fv->link[i]) == 0;
 }
 
 /* Declared so that the unit test can build this file with main renamed (-Dmain=...). */

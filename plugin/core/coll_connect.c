@@ -19,6 +19,7 @@
 #include "util/crowd.h"
 #include "util/log.h"
 #include "util/param.h"
+#include "util/subnet.h"
 
 #define ROUND_SLEEP_NS 200000
 #define NEED_CONN      1       /* we connect to this rank */
@@ -35,11 +36,6 @@ struct coll_connect_state {
     uint8_t *need; /* NEED_* bits: connections to this rank still missing */
     int missing;
 };
-
-static int same_addr(const union jaccl_sockaddr *a, const union jaccl_sockaddr *b)
-{
-    return memcmp(a, b, sizeof(*a)) == 0;
-}
 
 /* Decodes every handle and finds ours by the listen secret; WARNs on anything unusable. */
 static int decode_all(struct coll_connect_state *x, void **handles, int nranks, int *me)
@@ -59,33 +55,28 @@ static int decode_all(struct coll_connect_state *x, void **handles, int nranks, 
                   i, (h->nlanes - 1) / 2, h->fabric, (mine->nlanes - 1) / 2, mine->fabric);
             return -EINVAL;
         }
-        if (h->secret == mine->secret && same_addr(&h->addr, &mine->addr)) {
+        if (h->secret == mine->secret &&
+            memcmp(&h->links[0], &mine->links[0], sizeof(h->links[0])) == 0) {
             if (*me >= 0) {
                 JWARN("CollNet connect: this rank's handle appears twice (%d and %d)", *me, i);
                 return -EINVAL;
             }
             *me = i;
         }
-        jaccl_sockaddr_str(&h->addr, x->desc[i], sizeof(x->desc[i]));
+        jaccl_sockaddr_str(&h->links[0].addr, x->desc[i], sizeof(x->desc[i]));
     }
     if (*me < 0)
         JWARN("CollNet connect: this rank's own handle is not among the %d handles", nranks);
     return *me < 0 ? -EINVAL : 0;
 }
 
-/* Ranks whose handle carries this rank's IP address: those sharing its host, and its CPUs. */
+/* Ranks whose handle carries this rank's first IP address: those sharing its host, and its
+ * CPUs. */
 static int host_ranks(const struct jaccl_handle *hs, int nranks, int me)
 {
-    const union jaccl_sockaddr *a = &hs[me].addr;
     int n = 0;
-    for (int i = 0; i < nranks; i++) {
-        const union jaccl_sockaddr *b = &hs[i].addr;
-        if (b->sa.sa_family != a->sa.sa_family)
-            continue;
-        n += a->sa.sa_family == AF_INET ? b->sin.sin_addr.s_addr == a->sin.sin_addr.s_addr
-                                        : memcmp(&b->sin6.sin6_addr, &a->sin6.sin6_addr,
-                                                 sizeof(a->sin6.sin6_addr)) == 0;
-    }
+    for (int i = 0; i < nranks; i++)
+        n += jaccl_same_host(&hs[i].links[0].addr, &hs[me].links[0].addr);
     return n;
 }
 
@@ -119,7 +110,12 @@ static int start_connectors(struct coll_connect_state *x)
         if (!(x->need[p] & NEED_CONN))
             continue;
         uint32_t tag = (uint32_t)COLL_TAG_MAGIC << 16 | (pair ? TAG_PAIR : 0) | (uint32_t)c->rank;
-        int rc = jaccl_connector_start(&x->hs[p], tag, &x->setup, &x->conn[p]);
+        struct jaccl_route r;
+        int direct = jaccl_route_direct(&x->hs[p], c->dev, !c->ops->lanes_are_socks, &r) == 0;
+        int rc = direct || c->ops->lanes_are_socks
+                         ? jaccl_connector_start(&x->hs[p], direct ? &r : NULL, tag, &x->setup,
+                                                 &x->conn[p])
+                         : -ENETUNREACH;
         if (rc != 0) {
             JWARN("CollNet connect: cannot start connecting to rank %d (%s)", p, x->desc[p]);
             return rc;
@@ -157,6 +153,20 @@ static int on_accept(struct coll_connect_state *x, struct fab_ep *ep, uint32_t t
     return bind_peer(x, ep, from, NEED_ACC);
 }
 
+/* Every connection of a CollNet comm shares its domain and CQ: one device. */
+static int accept_setup(void *arg, int dev, struct jaccl_conn_setup *out)
+{
+    struct coll_connect_state *x = arg;
+    if (dev != x->c->dev && !x->c->ops->lanes_are_socks) {
+        JWARN("CollNet connect: a peer reached this rank by device %d (%s), but its comm is on "
+              "device %d: on verbs a CollNet comm keeps to one RDMA device",
+              dev, jaccl_dev_name(dev), x->c->dev);
+        return -EINVAL;
+    }
+    *out = x->setup;
+    return 0;
+}
+
 /* One round over every connector and the listener: 1 if anything completed, 0 if nothing did,
  * a negative code of core/err.h on failure. */
 static int round_once(struct coll_connect_state *x)
@@ -177,8 +187,8 @@ static int round_once(struct coll_connect_state *x)
     }
     struct fab_ep *ep = NULL;
     uint32_t tag = 0;
-    char peer[64] = "";
-    int r = jaccl_listener_accept(x->l->listener, &x->setup, &ep, &tag, peer, sizeof(peer));
+    char peer[112] = "";
+    int r = jaccl_listener_accept(x->l->listener, accept_setup, x, &ep, &tag, peer, sizeof(peer));
     if (r == 1) {
         int rc = on_accept(x, ep, tag, peer);
         if (rc != 0)
