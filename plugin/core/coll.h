@@ -81,7 +81,7 @@ struct coll_link {
     int peer;               /* rank; -1 while the connection is being set up */
     struct fab_ep *ep;      /* ours once bound to a rank (closed by us) */
     struct fab_ep *pending; /* during set-up: owned by the connection code */
-    char desc[64];
+    char desc[112];
     struct coll_stream s[ALGO_MAX_PARTS];
     struct coll_ctrl *rx, *tx; /* COLL_CTRL_N each */
     uint32_t tx_posted, tx_done;

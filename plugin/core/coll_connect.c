@@ -32,7 +32,7 @@ struct coll_connect_state {
     struct jaccl_conn_setup setup;
     struct jaccl_handle *hs;
     struct jaccl_connector **conn;
-    char (*desc)[64];
+    char (*desc)[112];
     uint8_t *need; /* NEED_* bits: connections to this rank still missing */
     int missing;
 };
@@ -63,20 +63,19 @@ static int decode_all(struct coll_connect_state *x, void **handles, int nranks, 
             }
             *me = i;
         }
-        jaccl_sockaddr_str(&h->links[0].addr, x->desc[i], sizeof(x->desc[i]));
+        jaccl_sockaddr_str(jaccl_handle_addr(h), x->desc[i], sizeof(x->desc[i]));
     }
     if (*me < 0)
         JWARN("CollNet connect: this rank's own handle is not among the %d handles", nranks);
     return *me < 0 ? -EINVAL : 0;
 }
 
-/* Ranks whose handle carries this rank's first IP address: those sharing its host, and its
- * CPUs. */
+/* Ranks whose handle names this rank's host: those sharing its CPUs. */
 static int host_ranks(const struct jaccl_handle *hs, int nranks, int me)
 {
     int n = 0;
     for (int i = 0; i < nranks; i++)
-        n += jaccl_same_host(&hs[i].links[0].addr, &hs[me].links[0].addr);
+        n += hs[i].host == hs[me].host;
     return n;
 }
 
@@ -112,10 +111,13 @@ static int start_connectors(struct coll_connect_state *x)
         uint32_t tag = (uint32_t)COLL_TAG_MAGIC << 16 | (pair ? TAG_PAIR : 0) | (uint32_t)c->rank;
         struct jaccl_route r;
         int direct = jaccl_route_direct(&x->hs[p], c->dev, !c->ops->lanes_are_socks, &r) == 0;
-        int rc = direct || c->ops->lanes_are_socks
-                         ? jaccl_connector_start(&x->hs[p], direct ? &r : NULL, tag, &x->setup,
-                                                 &x->conn[p])
-                         : -ENETUNREACH;
+        struct jaccl_conn_setup s = x->setup;
+        s.peer = x->desc[p]; /* the address it reached, and its relay */
+        s.peer_len = sizeof(x->desc[p]);
+        int rc =
+                direct || c->ops->lanes_are_socks
+                        ? jaccl_connector_start(&x->hs[p], direct ? &r : NULL, tag, &s, &x->conn[p])
+                        : -ENETUNREACH;
         if (rc != 0) {
             JWARN("CollNet connect: cannot start connecting to rank %d (%s)", p, x->desc[p]);
             return rc;
@@ -150,6 +152,7 @@ static int on_accept(struct coll_connect_state *x, struct fab_ep *ep, uint32_t t
         x->c->ops->ep_close(ep);
         return 0;
     }
+    snprintf(x->desc[from], sizeof(x->desc[from]), "%s", peer);
     return bind_peer(x, ep, from, NEED_ACC);
 }
 

@@ -77,7 +77,7 @@ static int connector_make_ep(struct jaccl_connector *c)
 static void describe_peer(struct jaccl_connector *c)
 {
     const struct jaccl_route *r = &c->route;
-    const union jaccl_sockaddr *to = r->ncables ? &r->cable[0].remote : &c->h.links[0].addr;
+    const union jaccl_sockaddr *to = r->ncables ? &r->cable[0].remote : jaccl_handle_addr(&c->h);
     if (!r->relayed) {
         jaccl_sockaddr_str(to, c->peer, sizeof(c->peer));
         return;
@@ -92,6 +92,10 @@ static void describe_peer(struct jaccl_connector *c)
  * names us in its hello. */
 static int open_sockets(struct jaccl_connector *c)
 {
+    describe_peer(c); /* before the endpoint copies it */
+    int rc = connector_make_ep(c);
+    if (rc != 0)
+        return rc;
     uint64_t conn_id = jaccl_random64();
     const struct jaccl_route *r = &c->route;
     for (int i = 0; i < c->nsocks; i++) {
@@ -113,7 +117,6 @@ static int open_sockets(struct jaccl_connector *c)
         if (c->fds[i] < 0)
             return c->fds[i];
     }
-    describe_peer(c);
     c->stage = CS_CONNECT;
     return 0;
 }
@@ -133,8 +136,8 @@ int jaccl_connector_start(const struct jaccl_handle *h, const struct jaccl_route
     c->deadline = jaccl_deadline_ns(jaccl_timeout_ns());
     for (int i = 0; i < FAB_MAX_LANES; i++)
         c->fds[i] = -1;
-    jaccl_sockaddr_str(&h->links[0].addr, c->peer, sizeof(c->peer));
-    int rc = c->nsocks < 1 || c->nsocks > FAB_MAX_LANES ? -EINVAL : connector_make_ep(c);
+    jaccl_sockaddr_str(jaccl_handle_addr(h), c->peer, sizeof(c->peer));
+    int rc = c->nsocks < 1 || c->nsocks > FAB_MAX_LANES ? -EINVAL : 0;
     if (rc == 0 && r) {
         c->route = *r;
         rc = open_sockets(c);

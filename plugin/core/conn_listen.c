@@ -13,6 +13,7 @@
 #include "core/conn_wire.h"
 #include "core/state.h"
 #include "util/clock.h"
+#include "util/hostid.h"
 #include "util/log.h"
 
 #define MAX_PENDING 64
@@ -127,6 +128,7 @@ int jaccl_listener_open(int dev, struct jaccl_handle *h, struct jaccl_listener *
         return rc;
     }
     h->secret = jaccl_random64();
+    h->host = jaccl_host_id();
     h->fabric = ops->handle_id;
     h->dev = (uint16_t)dev;
     l->want = ops->side_socks(&(struct fab_ep_attr){.nlanes = h->nlanes});

@@ -3,8 +3,9 @@
  *
  *   0  magic u32     4  version u16    6  kind u16     8  release[24]
  *  32  secret u64   40  nlanes u8     41  fabric u8   42  dev u16      44  coll_rank u32
- *  48  nlinks u8    49  links: per link family u8 (4 or 6), prefix u8, port u16 (network
- *                       order), address (4 or 16 bytes, network order); zeros after the last
+ *  48  host u64     56  nlinks u8
+ *  57  links: per link family u8 (4 or 6), prefix u8, port u16 (network order), address (4 or
+ *      16 bytes, network order); zeros after the last
  * 124  checksum u32 over bytes 0 .. 123 */
 #include "core/handle.h"
 
@@ -26,8 +27,9 @@
 #define OFF_FABRIC  41
 #define OFF_DEV     42
 #define OFF_RANK    44
-#define OFF_NLINKS  48
-#define OFF_LINKS   49
+#define OFF_HOST    48
+#define OFF_NLINKS  56
+#define OFF_LINKS   57
 #define OFF_CKSUM   124
 #define OLD_RELEASE 48 /* format 2's release field: what a mismatch message may read */
 
@@ -98,6 +100,7 @@ int jaccl_handle_encode(const struct jaccl_handle *h, void *out128)
     o[OFF_FABRIC] = h->fabric;
     put_le(o + OFF_DEV, h->dev, 2);
     put_le(o + OFF_RANK, h->coll_rank, 4);
+    put_le(o + OFF_HOST, h->host, 8);
     int n = jaccl_handle_links_fit(h);
     size_t at = OFF_LINKS;
     for (int i = 0; i < n; i++)
@@ -189,6 +192,7 @@ static const char *get_fixed(const uint8_t *in, int kind, struct jaccl_handle *h
     h->fabric = in[OFF_FABRIC];
     h->dev = (uint16_t)get_le(in + OFF_DEV, 2);
     h->coll_rank = (uint32_t)get_le(in + OFF_RANK, 4);
+    h->host = get_le(in + OFF_HOST, 8);
     if (h->nlanes == 0 || h->nlanes > 64)
         return "handle carries an invalid lane count";
     return NULL;

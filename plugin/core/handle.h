@@ -21,7 +21,7 @@
 #define JACCL_HANDLE_MAGIC     0x4a41434cu /* "JACL" */
 #define JACCL_HANDLE_VERSION   3           /* 2 added `release`, 3 the links */
 #define JACCL_RELEASE_MAX      24          /* a git-describe version, cut to the field */
-#define JACCL_HANDLE_LINKS_MAX 9           /* IPv4 links that fit */
+#define JACCL_HANDLE_LINKS_MAX 8           /* IPv4 links that fit */
 
 /* magic, version and release keep their offsets (0, 4, 8) in every handle format from 2 on,
  * so a rank can name the peer's jaccl release even when it cannot read the rest. */
@@ -36,6 +36,8 @@ struct jaccl_handle {
     uint16_t dev;                    /* listener's device index (for log messages) */
     uint32_t coll_rank;              /* JH_COLL: the listener's rank in the collective group */
     uint64_t secret;                 /* random per listen */
+    uint64_t host;                   /* the listener's jaccl_host_id(): loopback links meet only
+                                      * between ranks of one host */
     char release[JACCL_RELEASE_MAX]; /* decoded: the listener's JACCL_VERSION_STR */
     int nlinks;                      /* 1 .. JACCL_HANDLE_LINKS_MAX */
     struct jaccl_link links[JACCL_HANDLE_LINKS_MAX]; /* addr: the listen port on that link */

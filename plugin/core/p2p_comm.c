@@ -334,7 +334,7 @@ static int connect_start(void *ctx, int dev, void *handle, int ctx_tc, struct pe
     p->comm = p2p_comm_new(relayed ? dev : route.cable[0].dev, COMM_SEND, h.nlanes);
     int rc = -ENOMEM;
     if (p->comm) {
-        jaccl_sockaddr_str(&h.links[0].addr, p->comm->peer, sizeof(p->comm->peer));
+        jaccl_sockaddr_str(jaccl_handle_addr(&h), p->comm->peer, sizeof(p->comm->peer));
         struct jaccl_conn_setup s = p2p_setup(p->comm, ctx_tc);
         s.route = p->route;
         s.route_len = sizeof(p->route);

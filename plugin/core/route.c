@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/state.h"
+#include "util/hostid.h"
 #include "util/subnet.h"
 
 #define LINKS_MAX 64
@@ -24,8 +25,15 @@ static int try_order(const int *devs, int nmine, int pref, int *order)
     return n;
 }
 
+int jaccl_links_join(const struct jaccl_link *a, const struct jaccl_link *b, int same_host)
+{
+    if (!same_host && (jaccl_is_loopback(&a->addr) || jaccl_is_loopback(&b->addr)))
+        return 0;
+    return jaccl_links_meet(a, b);
+}
+
 int jaccl_cables_match(const struct jaccl_link *mine, const int *devs, int nmine,
-                       const struct jaccl_link *theirs, int ntheirs, int pref,
+                       const struct jaccl_link *theirs, int ntheirs, int same_host, int pref,
                        struct jaccl_cable *out, int max)
 {
     int order[LINKS_MAX], taken[LINKS_MAX] = {0}, n = 0;
@@ -37,7 +45,7 @@ int jaccl_cables_match(const struct jaccl_link *mine, const int *devs, int nmine
     for (int k = 0; k < nmine && n < max; k++) {
         const struct jaccl_link *m = &mine[order[k]];
         for (int j = 0; j < ntheirs; j++) {
-            if (taken[j] || !jaccl_links_meet(m, &theirs[j]))
+            if (taken[j] || !jaccl_links_join(m, &theirs[j], same_host))
                 continue;
             taken[j] = 1;
             out[n++] = (struct jaccl_cable){
@@ -48,14 +56,22 @@ int jaccl_cables_match(const struct jaccl_link *mine, const int *devs, int nmine
     return n;
 }
 
+const union jaccl_sockaddr *jaccl_handle_addr(const struct jaccl_handle *h)
+{
+    for (int i = 0; h->host != jaccl_host_id() && i < h->nlinks; i++)
+        if (!jaccl_is_loopback(&h->links[i].addr))
+            return &h->links[i].addr;
+    return &h->links[0].addr;
+}
+
 int jaccl_route_direct(const struct jaccl_handle *h, int pref, int one_dev, struct jaccl_route *r)
 {
     struct jaccl_link mine[LINKS_MAX];
     int devs[LINKS_MAX];
     int n = jaccl_links(mine, devs, LINKS_MAX);
     memset(r, 0, sizeof(*r));
-    r->ncables = jaccl_cables_match(mine, devs, n, h->links, h->nlinks, pref, r->cable,
-                                    JACCL_CABLES_MAX);
+    r->ncables = jaccl_cables_match(mine, devs, n, h->links, h->nlinks, h->host == jaccl_host_id(),
+                                    pref, r->cable, JACCL_CABLES_MAX);
     if (r->ncables == 0)
         return -ENETUNREACH;
     int keep = 1; /* the first cable's device: a connection of queue pairs stays on it */

@@ -33,10 +33,19 @@ struct jaccl_route {
 
 /* The cables between our links mine[] (of devices devs[]) and theirs[]: each link of either
  * side used once, in order, starting with the link of device `pref` (the one NCCL named), at
- * most max. Pure: both ends of a pair of nodes match alike. Returns the count. */
+ * most max. Loopback links meet only when both ends are one host (same_host: their
+ * jaccl_host_id()s are equal): every host has 127.0.0.1. Pure: both ends of a pair of nodes
+ * match alike. Returns the count. */
 int jaccl_cables_match(const struct jaccl_link *mine, const int *devs, int nmine,
-                       const struct jaccl_link *theirs, int ntheirs, int pref,
+                       const struct jaccl_link *theirs, int ntheirs, int same_host, int pref,
                        struct jaccl_cable *out, int max);
+/* Whether links a and b (of hosts that are the same host or not) are joined: on one subnet,
+ * and not loopback unless the hosts are one. */
+int jaccl_links_join(const struct jaccl_link *a, const struct jaccl_link *b, int same_host);
+
+/* The listener's address as log lines name it before a connection says more: its first link
+ * this host could reach (no other host's loopback). */
+const union jaccl_sockaddr *jaccl_handle_addr(const struct jaccl_handle *h);
 
 /* The direct route to the listener of h from this process's links (state.h), preferring device
  * pref; one_dev keeps it to the device of its first cable (a back end whose lanes are not

@@ -47,7 +47,7 @@ static void round_trip(void **state)
     unsigned char buf[128];
     memset(buf, 0xaa, sizeof(buf));
     assert_int_equal(jaccl_handle_encode(&h, buf), 2);
-    for (size_t i = 49 + 8 + 20; i < 124; i++)
+    for (size_t i = 57 + 8 + 20; i < 124; i++)
         assert_int_equal(buf[i], 0); /* the bytes NCCL stores must not leak stack bytes */
     const char *why = NULL;
     assert_int_equal(jaccl_handle_decode(buf, JH_P2P, &out, &why), 0);
@@ -74,7 +74,7 @@ static void links_beyond_the_room_are_left_out(void **state)
     assert_int_equal(jaccl_handle_links_fit(&h), JACCL_HANDLE_LINKS_MAX);
     assert_int_equal(jaccl_handle_encode(&h, buf), JACCL_HANDLE_LINKS_MAX);
     assert_int_equal(jaccl_handle_decode(buf, JH_P2P, &out, &why), 0);
-    assert_int_equal(ntohs(out.links[8].addr.sin.sin_port), 1008);
+    assert_int_equal(ntohs(out.links[7].addr.sin.sin_port), 1007);
     for (int i = 0; i < 4; i++)
         h.links[i] = v6("fd00::1", 2000 + i, 64);
     assert_int_equal(jaccl_handle_links_fit(&h), 3);
@@ -104,10 +104,10 @@ static void refuses_bad_links(void **state)
     struct {
         int at, val;
         const char *why;
-    } bad[] = {{49, 5, "malformed link"},  {50, 33, "malformed link"},
-               {48, 0, "no link"},         {48, 10, "no link"},
-               {48, 3, "malformed link"},  {100, 1, "after its last link"},
-               {57 + 1, 129, "malformed"}, {40, 0, "lane count"}};
+    } bad[] = {{57, 5, "malformed link"},  {58, 33, "malformed link"},
+               {56, 0, "no link"},         {56, 10, "no link"},
+               {56, 3, "malformed link"},  {100, 1, "after its last link"},
+               {65 + 1, 129, "malformed"}, {40, 0, "lane count"}};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         memcpy(buf, good, sizeof(buf));
         buf[bad[i].at] = (unsigned char)bad[i].val;
