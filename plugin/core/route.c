@@ -16,6 +16,11 @@
 static int try_order(const int *devs, int nmine, int pref, int *order)
 {
     int n = 0;
+    if (!devs) {
+        for (int i = 0; i < nmine; i++)
+            order[i] = i;
+        return nmine;
+    }
     for (int i = 0; i < nmine; i++)
         if (devs[i] == pref)
             order[n++] = i;
@@ -42,6 +47,9 @@ int jaccl_cables_match(const struct jaccl_link *mine, const int *devs, int nmine
     if (ntheirs > LINKS_MAX)
         ntheirs = LINKS_MAX;
     try_order(devs, nmine, pref, order);
+    int none[LINKS_MAX] = {0};
+    if (!devs) /* counting cables between two other ranks: no device of ours */
+        devs = none;
     for (int k = 0; k < nmine && n < max; k++) {
         const struct jaccl_link *m = &mine[order[k]];
         for (int j = 0; j < ntheirs; j++) {
@@ -58,7 +66,7 @@ int jaccl_cables_match(const struct jaccl_link *mine, const int *devs, int nmine
 
 const union jaccl_sockaddr *jaccl_handle_addr(const struct jaccl_handle *h)
 {
-    for (int i = 0; h->host != jaccl_host_id() && i < h->nlinks; i++)
+    for (int i = 0; i < h->nlinks; i++)
         if (!jaccl_is_loopback(&h->links[i].addr))
             return &h->links[i].addr;
     return &h->links[0].addr;

@@ -44,7 +44,7 @@ int jaccl_cables_match(const struct jaccl_link *mine, const int *devs, int nmine
 int jaccl_links_join(const struct jaccl_link *a, const struct jaccl_link *b, int same_host);
 
 /* The listener's address as log lines name it before a connection says more: its first link
- * this host could reach (no other host's loopback). */
+ * that is not loopback (which every host has), if it has one. */
 const union jaccl_sockaddr *jaccl_handle_addr(const struct jaccl_handle *h);
 
 /* The direct route to the listener of h from this process's links (state.h), preferring device
