@@ -35,5 +35,7 @@ void relay_accept(struct relay_svc *s);
 void relay_sess_event(struct relay_svc *s, void *end, uint32_t events);
 /* Ends connections whose set-up outlived the deadline. */
 void relay_sess_expire(struct relay_svc *s);
+/* Frees the connections closed this round (after its events: one may name both sides). */
+void relay_sess_reap(struct relay_svc *s);
 
 #endif

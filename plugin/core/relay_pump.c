@@ -44,10 +44,13 @@ struct relay_sess {
     uint32_t mask[2]; /* epoll interest now registered (a side with none is not registered:
                        * a hung-up socket would report itself forever) */
     uint64_t deadline;
+    int dead; /* closed: freed once the events of this round are handled */
     char from[64];
     struct relay_sess *next;
 };
 
+/* Closes both sides; the session stays allocated until relay_sess_reap, because the same
+ * round of events may still name it (its other side). */
 static void sess_close(struct relay_svc *s, struct relay_sess *x, int reset)
 {
     for (int i = 0; i < 2; i++) {
@@ -57,16 +60,27 @@ static void sess_close(struct relay_svc *s, struct relay_sess *x, int reset)
             (void)setsockopt(x->fd[i], SOL_SOCKET, SO_LINGER,
                              &(struct linger){.l_onoff = 1, .l_linger = 0}, sizeof(struct linger));
         close(x->fd[i]);
+        x->fd[i] = -1;
     }
-    struct relay_sess **pp = &s->head;
-    while (*pp != x)
-        pp = &(*pp)->next;
-    *pp = x->next;
+    x->dead = 1;
     s->sessions--;
     relay_count(-1);
-    free(x->dir[0].buf);
-    free(x->dir[1].buf);
-    free(x);
+}
+
+void relay_sess_reap(struct relay_svc *s)
+{
+    struct relay_sess **pp = &s->head;
+    while (*pp) {
+        struct relay_sess *x = *pp;
+        if (!x->dead) {
+            pp = &x->next;
+            continue;
+        }
+        *pp = x->next;
+        free(x->dir[0].buf);
+        free(x->dir[1].buf);
+        free(x);
+    }
 }
 
 /* The interest each side needs now; registered only when it changed. */
@@ -225,6 +239,8 @@ static int pump(struct relay_sess *x)
 void relay_sess_event(struct relay_svc *s, void *end, uint32_t events)
 {
     struct relay_sess *x = ((struct relay_end *)end)->s;
+    if (x->dead)
+        return;
     /* (a connect that failed reports an error too: finish_onward says why) */
     int r = events & EPOLLERR && x->state != SS_CONNECTING ? -ECONNRESET : 0;
     if (r == 0 && x->state == SS_PREAMBLE)
@@ -245,7 +261,7 @@ void relay_sess_expire(struct relay_svc *s)
     struct relay_sess *x = s->head;
     while (x) {
         struct relay_sess *next = x->next;
-        if (x->deadline && jaccl_expired(x->deadline)) {
+        if (!x->dead && x->deadline && jaccl_expired(x->deadline)) {
             JINFO(NCCL_NET, "relay: connection from %s not set up within the timeout", x->from);
             sess_close(s, x, 1);
         }

@@ -136,6 +136,7 @@ static void *svc_main(void *arg)
         for (int i = 0; i < n; i++)
             on_event(s, &ev[i]);
         relay_sess_expire(s);
+        relay_sess_reap(s);
     }
     svc_free(s);
     return NULL;
