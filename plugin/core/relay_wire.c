@@ -29,6 +29,15 @@ static int head_ok(const uint8_t *in, size_t len, size_t min, uint32_t magic)
     return len >= min && get_le(in, 4) == magic && get_le(in + 4, 2) == R_VERSION;
 }
 
+/* The reserved bytes [from, to) are zero: what decodes encodes back byte for byte. */
+static int zeros(const uint8_t *in, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++)
+        if (in[i])
+            return 0;
+    return 1;
+}
+
 size_t relay_query_encode(const struct relay_query *q, uint8_t *out)
 {
     memset(out, 0, 16);
@@ -49,7 +58,7 @@ size_t relay_query_encode(const struct relay_query *q, uint8_t *out)
 
 int relay_query_decode(const uint8_t *in, size_t len, struct relay_query *q)
 {
-    if (!head_ok(in, len, 16, Q_MAGIC) || in[6] < 1 || in[6] > JACCL_HANDLE_LINKS_MAX)
+    if (!head_ok(in, len, 16, Q_MAGIC) || in[6] < 1 || in[6] > JACCL_HANDLE_LINKS_MAX || in[7] != 0)
         return -EPROTO;
     memset(q, 0, sizeof(*q));
     q->id = get_le(in + 8, 8);
@@ -77,7 +86,8 @@ void relay_answer_encode(const struct relay_answer *a, uint8_t out[RELAY_ANSWER_
 
 int relay_answer_decode(const uint8_t *in, size_t len, struct relay_answer *a)
 {
-    if (len != RELAY_ANSWER_LEN || !head_ok(in, len, RELAY_ANSWER_LEN, A_MAGIC))
+    if (len != RELAY_ANSWER_LEN || !head_ok(in, len, RELAY_ANSWER_LEN, A_MAGIC) || in[7] ||
+        !zeros(in, 18, RELAY_ANSWER_LEN))
         return -EPROTO;
     a->link = in[6];
     a->id = get_le(in + 8, 8);
@@ -102,7 +112,8 @@ void jaccl_relay_preamble(const union jaccl_sockaddr *target,
 int relay_preamble_decode(const uint8_t in[JACCL_RELAY_PREAMBLE], union jaccl_sockaddr *target)
 {
     if (!head_ok(in, JACCL_RELAY_PREAMBLE, JACCL_RELAY_PREAMBLE, P_MAGIC) ||
-        (in[6] != 4 && in[6] != 6))
+        (in[6] != 4 && in[6] != 6) || in[7] || !zeros(in, 10, 12) ||
+        (in[6] == 4 && !zeros(in, 16, JACCL_RELAY_PREAMBLE)))
         return -EPROTO;
     memset(target, 0, sizeof(*target));
     int v4 = in[6] == 4;
