@@ -72,6 +72,20 @@ const union jaccl_sockaddr *jaccl_handle_addr(const struct jaccl_handle *h)
     return &h->links[0].addr;
 }
 
+/* The fastest cables only: a 10 GbE management port that also reaches the peer must not take a
+ * share of the lanes of a 200 Gb/s cable. */
+static void keep_fastest(struct jaccl_route *r)
+{
+    int fastest = 0, keep = 0;
+    for (int i = 0; i < r->ncables; i++)
+        if (jaccl_dev_speed(r->cable[i].dev) > fastest)
+            fastest = jaccl_dev_speed(r->cable[i].dev);
+    for (int i = 0; i < r->ncables; i++)
+        if (jaccl_dev_speed(r->cable[i].dev) == fastest)
+            r->cable[keep++] = r->cable[i];
+    r->ncables = keep;
+}
+
 int jaccl_route_direct(const struct jaccl_handle *h, int pref, enum jaccl_route_devs which,
                        struct jaccl_route *r)
 {
@@ -87,6 +101,7 @@ int jaccl_route_direct(const struct jaccl_handle *h, int pref, enum jaccl_route_
         if (which == JACCL_ROUTE_ANY || r->cable[i].dev == dev)
             r->cable[keep++] = r->cable[i];
     r->ncables = keep;
+    keep_fastest(r);
     return keep ? 0 : -ENETUNREACH;
 }
 
