@@ -68,7 +68,8 @@ s_log() { # index: its log file
 
 s_start() { # index
     S_T0[$1]=$SECONDS
-    eval "timeout -k 5 ${S_LIMIT[$1]} ${S_CMD[$1]}" >"$(s_log "$1")" 2>&1 </dev/null &
+    # exec: the job is timeout itself, so s_stop's signal reaches it
+    eval "exec timeout -k 5 ${S_LIMIT[$1]} ${S_CMD[$1]}" >"$(s_log "$1")" 2>&1 </dev/null &
     S_OF_PID[$!]=$1
 }
 
@@ -92,12 +93,11 @@ s_tap_lines() { # index, log
             if [[ ${rest,,} =~ ^\#\ *skip\ *(.*)$ ]]; then # cmocka: "not ok 3 # SKIP name"
                 # (the name as the suite spelt it: the match ran on the lower-cased line)
                 s_line ok "$name/${rest:${#rest}-${#BASH_REMATCH[1]}} # SKIP"
-            elif [ -n "$no" ] && [[ ! ${rest,,} =~ \#\ *todo ]]; then
-                T_BAD=$((T_BAD + 1))
-                s_line "not ok" "$name/$rest"
-            else
-                s_line ok "$name/$rest"
+                continue
             fi
+            # a "not ok" marked TODO is no failure, and stays "not ok" for prove
+            [ -n "$no" ] && [[ ! ${rest,,} =~ \#\ *todo ]] && T_BAD=$((T_BAD + 1))
+            s_line "${no}ok" "$name${rest:+/$rest}"
         elif [[ $line =~ ^1\.\.([0-9]+) ]]; then
             T_PLANNED=$((T_PLANNED + BASH_REMATCH[1]))
             T_PLANS=$((T_PLANS + 1))
@@ -157,8 +157,8 @@ suites_run() {
         return 2
     fi
     mkdir -p "$JACCL_TEST_LOG_DIR" || return 2
-    trap 's_stop; exit 130' INT
-    trap 's_stop; exit 143' TERM
+    trap 's_stop; echo "Bail out! interrupted"; exit 130' INT
+    trap 's_stop; echo "Bail out! terminated"; exit 143' TERM
     while [ $next -lt "$n" ] || [ ${#S_OF_PID[@]} -gt 0 ]; do
         while [ $next -lt "$n" ] && [ ${#S_OF_PID[@]} -lt "$jobs" ]; do
             s_start $next
