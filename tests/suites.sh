@@ -13,7 +13,8 @@
 #   - a suite's output goes to its log and is printed once the suite has ended, so two suites
 #     never interleave: whole with JACCL_TEST_VERBOSE=1, else only a failed suite's last
 #     lines, as "# " comments. A failed suite's whole log stays in JACCL_TEST_LOG_DIR (default
-#     $BUILD/test-logs); a passed suite's is deleted;
+#     $BUILD/test-logs) as <suite>.<date-time>.log, never overwritten or deleted by a later
+#     run; a passed suite's is deleted;
 #   - the plan, then "suites: N passed, M failed"; suites_run returns 0 only if all passed.
 # JACCL_TEST_SAN=1 (sanitized code is slower) stretches every time limit 3 times,
 # JACCL_TEST_SLOW=N N times more. Needs bash 5.1 (wait -p).
@@ -62,8 +63,15 @@ mp_suites() { # kind, seconds, words...
     done
 }
 
-s_log() { # index: its log file
-    echo "$JACCL_TEST_LOG_DIR/${S_NAME[$1]//\//_}.log"
+s_log() { # index: its log while it runs
+    echo "$JACCL_TEST_LOG_DIR/.running/${S_NAME[$1]//\//_}.log"
+}
+
+# A failed suite's log, moved where the next run will not touch it; echoes where it is.
+s_keep() { # index, log
+    local kept
+    kept=$JACCL_TEST_LOG_DIR/${S_NAME[$1]//\//_}.$(date +%Y%m%d-%H%M%S).$$.log
+    if mv "$2" "$kept"; then echo "$kept"; else echo "$2"; fi
 }
 
 s_start() { # index
@@ -139,7 +147,7 @@ s_report() { # index, exit status
     S_FAILED+=("${S_NAME[$i]}")
     echo "# ${S_NAME[$i]}: FAILED, $secs s; the last lines of its log:"
     tail -n 40 "$log" | sed 's/^/#     /'
-    echo "# (whole log: $log)"
+    echo "# (whole log: $(s_keep "$i" "$log"))"
 }
 
 # Ctrl-C or a kill of the runner: the suites started (each under timeout, which passes the
@@ -156,7 +164,7 @@ suites_run() {
         echo "Bail out! bash $BASH_VERSION: the test runner needs 5.1 or newer (wait -p)"
         return 2
     fi
-    mkdir -p "$JACCL_TEST_LOG_DIR" || return 2
+    mkdir -p "$JACCL_TEST_LOG_DIR/.running" || return 2
     trap 's_stop; echo "Bail out! interrupted"; exit 130' INT
     trap 's_stop; echo "Bail out! terminated"; exit 143' TERM
     while [ $next -lt "$n" ] || [ ${#S_OF_PID[@]} -gt 0 ]; do
@@ -164,7 +172,7 @@ suites_run() {
             s_start $next
             next=$((next + 1))
         done
-        wait -n -p pid
+        wait -n -p pid 2>/dev/null # (its death by a signal: s_verdict says it)
         rc=$?
         [ -n "${pid:-}" ] || break # nothing left to wait for: counted as lost below
         [ -n "${S_OF_PID[$pid]:-}" ] || continue
