@@ -138,6 +138,11 @@ struct tcp_lane {
     struct tcp_rwr *rq; /* ring of max_recv_wr */
     uint32_t rq_cap, rq_head, rq_n;
     struct tcp_rx rx;
+    /* When this lane last brought anything (data or a heartbeat), written by whichever thread
+     * read it. Liveness is per lane: the lanes of a connection may run over different cables or
+     * relays (core/route.h), and one of them going silent must fail the endpoint even while
+     * the others carry on. */
+    _Atomic uint64_t last_rx_ns;
 };
 
 struct tcp_ep {
@@ -161,10 +166,9 @@ struct tcp_ep {
     int pollfd;
     int thread_started;
     pthread_t thread;
-    _Atomic uint64_t last_rx_ns; /* written by whichever thread read data */
-    atomic_int neof;             /* lanes the peer closed */
-    atomic_int cut_lane;         /* a lane the peer closed in mid-message; -1 = none */
-    struct fab_cq_src src;       /* inline progress from cq_poll; attached while connected */
+    atomic_int neof;       /* lanes the peer closed */
+    atomic_int cut_lane;   /* a lane the peer closed in mid-message; -1 = none */
+    struct fab_cq_src src; /* inline progress from cq_poll; attached while connected */
     int src_attached;
     _Atomic uint64_t last_drive_ns; /* when a poller last drove it (tcp_io.c: hand-off) */
     _Atomic uint64_t big_rx_ns;     /* when a message above TCP_OWN_MAX_MSG last began */
