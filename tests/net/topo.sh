@@ -612,9 +612,41 @@ mpi_prepare() {
     fi
 }
 
+# Open MPI takes any two private addresses to be reachable from each other, so on a triangle
+# it connects from cab1 to a peer's address on cab2 and fails (Network is unreachable). What
+# its users do: a host route to each peer address on another cable, through the cable to that
+# peer (it owns the address: nothing is forwarded), and on a ring of 4, where opposite nodes
+# share no cable, through the neighbour on the address's cable, with forwarding on in its
+# kernel. mpi_routes add|del puts them in place around each MPI run only.
+mpi_routes() {
+    local op=$1 i j m ifc addr c via
+    for ((i = 0; i < N; i++)); do
+        for ((j = 0; j < N; j++)); do
+            [ "$i" = "$j" ] && continue
+            while read -r ifc addr; do
+                node_ifaces "$i" | grep -qx "$ifc" && continue # on a cable i shares
+                via=""
+                c=$(iface_towards "$i" "$j")
+                if [ -n "$c" ]; then
+                    via=10.77.${c#cab}.$((j + 1))
+                else # the neighbour m at the other end of that address's cable
+                    for ((m = 0; m < N; m++)); do
+                        [ "$(iface_towards "$m" "$j")" = "$ifc" ] || continue
+                        c=$(iface_towards "$i" "$m")
+                        [ -n "$c" ] && via=10.77.${c#cab}.$((m + 1))
+                    done
+                fi
+                [ -n "$via" ] && ip -n "${NSS[i]}" route "$op" "$addr/32" via "$via" 2>/dev/null
+            done < <(node_addrs "$j")
+        done
+        ip netns exec "${NSS[i]}" sysctl -qw net.ipv4.ip_forward="$([ "$op" = add ] && echo 1 || echo 0)"
+    done
+}
+
 # One MPI process per namespace: mpirun runs in node 0 and starts its daemons on the other
 # nodes through a launch agent that enters their namespaces (like ssh to each host, over the
-# management network), so every MPI process sees exactly its node's interfaces.
+# management network), so every MPI process sees exactly its node's interfaces. Each node gets
+# its own host name (a UTS namespace), or Open MPI would take them for one host.
 mpi_agent() {
     local a=$LOGS/.mpi-agent i
     {
@@ -625,39 +657,49 @@ h=$1
 shift
 case $h in
 EOS
-        for ((i = 0; i < N; i++)); do echo "10.78.0.$((i + 1))) ns=${NSS[i]} ;;"; done
+        for ((i = 0; i < N; i++)); do echo "10.78.0.$((i + 1))) ns=${NSS[i]} name=node$i ;;"; done
         cat <<'EOS'
 *) echo "unknown host $h" >&2; exit 1 ;;
 esac
-exec ip netns exec "$ns" /bin/sh -c "$*"
+exec ip netns exec "$ns" unshare --uts /bin/sh -c "hostname $name && $*"
 EOS
     } >"$a"
     chmod +x "$a"
     echo "$a"
 }
 
-# mpi_allreduce NAME IFINCLUDE: MPI_Allreduce of 64 MiB; busbw on stdout ("" if it failed).
+# mpi_allreduce NAME IFINCLUDE: MPI_Allreduce of 64 MiB; busbw (MB/s) on stdout ("" if it
+# failed).
 mpi_allreduce() {
     local name=$1 inc=$2 hosts="" i agent log=$LOGS/$TOPO.$1.log
     agent=$(mpi_agent)
     for ((i = 0; i < N; i++)); do hosts="$hosts${hosts:+,}10.78.0.$((i + 1)):1"; done
-    ip netns exec "${NSS[0]}" timeout -k 5 $((180 * SLOW)) mpirun --allow-run-as-root \
+    mpi_routes add
+    ip netns exec "${NSS[0]}" unshare --uts timeout -k 5 $((180 * SLOW)) sh -c 'hostname node0 &&
+        exec "$@"' mpirun mpirun --allow-run-as-root \
         --oversubscribe --bind-to none -np "$N" --host "$hosts" \
         --mca plm_rsh_agent "$agent" --mca orte_keep_fqdn_hostnames 1 \
         --mca oob_tcp_if_include 10.78.0.0/24 --mca pml ob1 --mca btl tcp,self \
         --mca btl_tcp_if_include "$inc" "$MPI_BIN" allreduce -b 64M -e 64M -n 3 >"$log" 2>&1
-    grep -E '^ +[0-9]' "$log" | awk '{print $7}' | tail -1
+    mpi_routes del
+    busbw_ar <"$log"
 }
 
-# jaccl_coll NAME ENV... -- OP ARGS: busbw at 64 MiB ("" if the run failed)
+# The all-reduce table's last row (jaccl-coll-perf or mpi-coll) as busbw in MB/s, from the
+# time column (the tables print GB/s with two decimals, too coarse at 1 Gbit/s).
+busbw_ar() {
+    grep -E '^ +[0-9]' | tail -1 | awk -v n="$N" '$5 > 0 { printf "%.1f\n", $1 / $5 * 2 * (n - 1) / n }'
+}
+
+# jaccl_coll NAME ENV... -- OP ARGS: all-reduce busbw (MB/s) at 64 MiB ("" if the run failed)
 jaccl_coll() {
     local name=$1
     shift
-    start_job "$name" 240 "$@"
+    start_job "$name" 240 "${COLL_ENV[@]}" "$@"
     wait_job
     local r
     for ((r = 0; r < N; r++)); do [ "${RC[r]}" = 0 ] || return 0; done
-    grep -E '^ +[0-9]' "$LOGS/$TOPO.$name.0.log" | awk '{print $7}' | tail -1
+    busbw_ar <"$LOGS/$TOPO.$name.0.log"
 }
 
 median() { tr ' ' '\n' | grep -E '^[0-9.]+$' | sort -g | awk '{v[NR] = $1} END {
@@ -701,19 +743,19 @@ bench_topo() {
     2x2)
         m_both=$(echo "${res[both]}" | median)
         m_one=$(echo "${res[one]}" | median)
-        say "bench 2x2: all-reduce 64 MiB busbw GB/s: both cables $m_both, one cable $m_one, ratio $(ratio "$m_both" "$m_one") (target >= 1.8); Open MPI over both cables $m_mpi, jaccl/MPI $(ratio "$m_both" "$m_mpi")"
+        say "bench 2x2: all-reduce 64 MiB busbw MB/s: both cables $m_both, one cable $m_one, ratio $(ratio "$m_both" "$m_one") (target >= 1.8); Open MPI over both cables $m_mpi, jaccl/MPI $(ratio "$m_both" "$m_mpi")"
         ;;
     triangle)
         m_mesh=$(echo "${res[mesh]}" | median)
         m_ring=$(echo "${res[ring]}" | median)
-        say "bench triangle: all-reduce 64 MiB busbw GB/s: mesh $m_mesh = $(ratio "$m_mesh" 0.25) x 2 cables x 1 Gbit/s (target >= 0.85), ring $m_ring = $(ratio "$m_ring" 0.25) x; Open MPI $m_mpi, mesh/MPI $(ratio "$m_mesh" "$m_mpi")"
+        say "bench triangle: all-reduce 64 MiB busbw MB/s: mesh $m_mesh = $(ratio "$m_mesh" 250) x 2 cables x 1 Gbit/s (target >= 0.85), ring $m_ring = $(ratio "$m_ring" 250) x; Open MPI $m_mpi, mesh/MPI $(ratio "$m_mesh" "$m_mpi")"
         ;;
     ring4)
         m_ring=$(echo "${res[ring]}" | median)
         local d r
         d=$(echo "${res[direct]}" | median)
         r=$(echo "${res[relayed]}" | median)
-        say "bench ring4: all-reduce 64 MiB busbw GB/s: ring $m_ring = $(ratio "$m_ring" 0.25) x 2 cables x 1 Gbit/s (target >= 0.85); Open MPI $m_mpi, ring/MPI $(ratio "$m_ring" "$m_mpi")"
+        say "bench ring4: all-reduce 64 MiB busbw MB/s: ring $m_ring = $(ratio "$m_ring" 250) x 2 cables x 1 Gbit/s (target >= 0.85); Open MPI $m_mpi, ring/MPI $(ratio "$m_ring" "$m_mpi")"
         say "bench ring4: p2p one-way MB/s: direct 0->1 $d, relayed 0->2 $r, relayed/direct $(ratio "$r" "$d") (cable: 125 MB/s)"
         ;;
     esac
