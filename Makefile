@@ -57,16 +57,17 @@ INTERNAL := $(BUILD)/libjaccl-internal.a
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
-# What unit tests share, linked from an archive so each takes only what it calls: every
-# tests/unit/*.c that is not a test_*.c (the narrow formats' reference kern_ref.c, the fabric
-# contract suite fab_contract.c) and jaccl-info with its main renamed (test_info_verbs).
-UNIT_LIB := $(BUILD)/tests/libunit.a
-UNIT_LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c))) \
-                $(BUILD)/obj/tools/jaccl-info-main.o
 # The multi-process harness (harness/: the p2p ranks, checks and pumps, and the CollNet helpers),
 # compiled once and linked into every mp test, tool and rdma_p2p; nothing else from tests/.
 MP_COMMON := $(wildcard harness/*.c)
 MP_COMMON_OBJ := $(MP_COMMON:%.c=$(BUILD)/obj/%.o)
+# What unit tests share, linked from an archive so each takes only what it calls: every
+# tests/unit/*.c that is not a test_*.c (the narrow formats' reference kern_ref.c, the fabric
+# contract suite fab_contract.c), jaccl-info with its main renamed (test_info_verbs), and the
+# harness its rendezvous mode uses.
+UNIT_LIB := $(BUILD)/tests/libunit.a
+UNIT_LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c))) \
+                $(BUILD)/obj/tools/jaccl-info-main.o $(MP_COMMON_OBJ)
 MP_SRC := $(wildcard tests/mp/*.c)
 MP_BIN := $(MP_SRC:tests/mp/%.c=$(BUILD)/tests/mp_%)
 TOOL_SRC := $(wildcard tools/*.c)
@@ -130,7 +131,7 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(UNIT_LIB) $(INTERNAL)
 
 $(BUILD)/obj/tools/jaccl-info-main.o: tools/jaccl-info.c | $(BUILD)/.deps-lib $(VERSION_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Dmain=jaccl_info_main -c $< -o $@
+	$(CC) $(CFLAGS) -Iharness -Dmain=jaccl_info_main -c $< -o $@
 
 $(UNIT_LIB): $(UNIT_LIB_OBJ)
 	@mkdir -p $(dir $@)

@@ -2,6 +2,7 @@
 /* jaccl-info: what the plugin would do on this machine, before NCCL is involved.
  *
  *   jaccl-info [--json] [-v] [PLUGIN]
+ *   jaccl-info [--json] [-v] [PLUGIN] --rank R --nranks N --root HOST:PORT   (one per host)
  *
  * PLUGIN: a path, or a name resolved as NCCL resolves NCCL_NET_PLUGIN ("jaccl" tries jaccl,
  * then libnccl-net-jaccl.so); default: NCCL_NET_PLUGIN's first entry if set, else
@@ -13,6 +14,10 @@
  *     the reason for verbs or tcp, the RDMA port and GID used, and the interfaces used are the
  *     plugin's own decisions, not a second opinion. What the tool adds is only the
  *     explanation for ports and interfaces that were not taken.
+ * With a rendezvous (as the perf tools take it, or under mpirun), every host's links are
+ * gathered and the cluster is printed as a CollNet group would find it: which peer each of this
+ * host's cables reaches, which pairs only a relay joins, the ring over the cables and the
+ * algorithms the cables carry (core/coll_topo.c, the same code).
  * Exit status: 0 when the plugin offers at least one device, 1 (with the reason) when not,
  * 2 for a usage error. --json prints the same content as one JSON object. */
 #define _GNU_SOURCE /* dlinfo, RTLD_DI_LINKMAP */
@@ -26,8 +31,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "core/api.h"
+#include "core/coll.h"
+#include "core/route.h"
 #include "nccl_abi/net.h"
 #include "core/state.h"
 #include "core/version.h"
@@ -36,6 +44,10 @@
 #include "util/ifmatch.h"
 #include "util/param.h"
 #include "util/sock.h"
+#include "util/hostid.h"
+#include "util/subnet.h"
+#include "mp.h"
+#include "mp_host.h"
 
 #define DEFAULT_PLUGIN "libnccl-net-jaccl.so"
 #define MAX_DEPTH      16
@@ -404,7 +416,7 @@ struct fabric_view {
     int ok;    /* init succeeded */
     int verbs; /* the verbs fabric was chosen */
     int ndev;
-    union jaccl_sockaddr addr[MAX_DEVS]; /* side-channel address per device */
+    struct jaccl_link link[MAX_DEVS]; /* side-channel address and subnet per device */
     int have_addr[MAX_DEVS];
 };
 
@@ -431,10 +443,11 @@ static void fabric_section(const struct fabric_view *fv)
         char a[80] = "";
 
         if (fv->have_addr[i])
-            jaccl_sockaddr_str(&fv->addr[i], a, sizeof(a));
+            jaccl_link_str(&fv->link[i], a, sizeof(a));
         o_open(NULL, '{');
         o_str("name", ops->dev_info(i)->name);
-        o_str("address", fv->have_addr[i] ? a : NULL);
+        o_str("address", fv->have_addr[i] ? a : NULL); /* address/prefix: the link */
+        o_int("speed_mbps", ops->dev_info(i)->speed_mbps);
         o_close('}');
     }
     o_close(']');
@@ -620,7 +633,8 @@ static int iface_used(const struct fabric_view *fv, const struct ifaddrs *all, c
         if (!fv->verbs && strcmp(jaccl_fabric()->dev_info(i)->name, name) == 0)
             return i;
         for (const struct ifaddrs *a = all; fv->verbs && fv->have_addr[i] && a; a = a->ifa_next)
-            if (a->ifa_addr && strcmp(a->ifa_name, name) == 0 && same_ip(&fv->addr[i], a->ifa_addr))
+            if (a->ifa_addr && strcmp(a->ifa_name, name) == 0 &&
+                same_ip(&fv->link[i].addr, a->ifa_addr))
                 return i;
     }
     return -1;
@@ -707,12 +721,112 @@ static void ifaces_section(const struct fabric_view *fv)
 
 static int usage(FILE *f, int rc)
 {
-    fprintf(f, "usage: jaccl-info [--json] [-v] [PLUGIN]\n"
+    fprintf(f, "usage: jaccl-info [--json] [-v] [PLUGIN] [--rank R --nranks N --root HOST:PORT]\n"
                "  PLUGIN  path or name of the plugin, resolved as NCCL_NET_PLUGIN is (default:\n"
                "          NCCL_NET_PLUGIN's first entry, else " DEFAULT_PLUGIN ")\n"
                "  --json  print JSON instead of text\n"
-               "  -v      also print the plugin's log lines on stderr\n");
+               "  -v      also print the plugin's log lines on stderr\n"
+               "  with a rendezvous (one jaccl-info per host): the cables between the hosts\n");
+    mp_host_usage();
     return rc;
+}
+
+/* ---- the cluster, gathered over a rendezvous ---- */
+
+struct cluster_view {
+    int ok, nranks, rank;
+    struct jaccl_handle hs[MP_MAX_RANKS];
+    struct coll_topo t;
+};
+
+/* Every host's links travel as a CollNet handle would carry them (no port: nothing listens). */
+static int cluster_rank(int rank, int nranks, void *arg)
+{
+    struct cluster_view *cv = arg;
+    struct jaccl_handle h = {.kind = JH_COLL, .nlanes = 1, .host = jaccl_host_id()};
+    unsigned char b[NCCL_NET_HANDLE_MAXSIZE];
+    h.nlinks = jaccl_links(h.links, NULL, JACCL_HANDLE_LINKS_MAX);
+    h.nlinks = jaccl_handle_encode(&h, b);
+    mp_publish_handle(0, b);
+    mp_barrier();
+    const char *why = "";
+    cv->rank = rank;
+    cv->nranks = nranks;
+    for (int r = 0; r < nranks; r++)
+        if (jaccl_handle_decode(mp_peer_handle(r, 0), JH_COLL, &cv->hs[r], &why) != 0) {
+            fprintf(stderr, "jaccl-info: rank %d's links: %s\n", r, why);
+            return 1;
+        }
+    cv->ok = coll_topo_build(&cv->t, cv->hs, nranks) == 0;
+    return !cv->ok;
+}
+
+/* The rendezvous's own lines go to stderr: stdout carries the report (JSON too). */
+static void cluster_collect(struct cluster_view *cv, const struct fabric_view *fv)
+{
+    if (!fv->ok || !mp_hosted())
+        return;
+    fflush(stdout);
+    int out = dup(1);
+    dup2(2, 1);
+    mp_run("cluster", mp_host_get()->nranks, 60, cluster_rank, cv);
+    fflush(stdout);
+    dup2(out, 1);
+    close(out);
+}
+
+static void cluster_peer(const struct cluster_view *cv, int p)
+{
+    struct jaccl_cable c[JACCL_CABLES_MAX];
+    struct jaccl_link mine[JACCL_HANDLE_LINKS_MAX];
+    int devs[JACCL_HANDLE_LINKS_MAX], nmine = jaccl_links(mine, devs, JACCL_HANDLE_LINKS_MAX);
+    const struct jaccl_handle *me = &cv->hs[cv->rank], *him = &cv->hs[p];
+    int n = jaccl_cables_match(mine, devs, nmine, him->links, him->nlinks, me->host == him->host,
+                               -1, c, JACCL_CABLES_MAX);
+    char line[256] = "";
+    for (int i = 0, off = 0; i < n && off < (int)sizeof(line); i++)
+        off += snprintf(line + off, sizeof(line) - (size_t)off, "%s%s %s > %s", i ? ", " : "",
+                        jaccl_dev_name(c[i].dev), jaccl_link_str(&c[i].local, (char[64]){0}, 64),
+                        jaccl_host_str(&c[i].remote, (char[64]){0}, 64));
+    o_open(NULL, '{');
+    o_int("rank", p);
+    o_str("cables", n ? line : NULL);
+    o_str("reached", n ? "directly" : "through a relay (a node cabled to both)");
+    o_close('}');
+}
+
+static void cluster_section(const struct cluster_view *cv)
+{
+    if (!cv->ok)
+        return;
+    const struct coll_topo *t = &cv->t;
+    o_open("cluster", '{');
+    o_int("rank", cv->rank);
+    o_int("ranks", cv->nranks);
+    o_str("found", t->what);
+    char ring[512] = "", algos[64] = "", relayed[512] = "";
+    for (int p = 0, off = 0; p < cv->nranks; p++)
+        off += snprintf(ring + off, sizeof(ring) - (size_t)off, "%s%d", p ? " " : "",
+                        t->ring.rank_at[p]);
+    o_str("ring", ring);
+    unsigned carried = coll_topo_carries(t);
+    for (int a = 0, off = 0; a < ALGO_LOCAL; a++)
+        if (carried & ALGO_BIT(a))
+            off += snprintf(algos + off, sizeof(algos) - (size_t)off, "%s%s", off ? "," : "",
+                            algo_name((enum algo_id)a));
+    o_str("algorithms", algos);
+    for (int a = 0, off = 0; a < cv->nranks; a++)
+        for (int b = a + 1; b < cv->nranks; b++)
+            if (!coll_topo_joined(t, a, b))
+                off += snprintf(relayed + off, sizeof(relayed) - (size_t)off, "%s%d-%d",
+                                off ? " " : "", a, b);
+    o_str("relayed_pairs", relayed[0] ? relayed : "none");
+    o_open("peers", '[');
+    for (int p = 0; p < cv->nranks; p++)
+        if (p != cv->rank)
+            cluster_peer(cv, p);
+    o_close(']');
+    o_close('}');
 }
 
 /* The internal code's choice: fabric, devices and the address each one binds. */
@@ -724,7 +838,7 @@ static void fabric_collect(struct fabric_view *fv, void **ctx)
     if (fv->ndev > MAX_DEVS)
         fv->ndev = MAX_DEVS;
     for (int i = 0; i < fv->ndev; i++)
-        fv->have_addr[i] = jaccl_dev_addr(i, &fv->addr[i]) == 0;
+        fv->have_addr[i] = jaccl_dev_link(i, &fv->link[i]) == 0;
 }
 
 /* Declared so that the unit test can build this file with main renamed (-Dmain=...). */
@@ -736,7 +850,10 @@ int main(int argc, char **argv)
     struct fabric_view fv = {0};
     struct plugin_view pv = {0};
     void *ictx = NULL;
+    static struct cluster_view cv;
 
+    if (mp_host_setup(&argc, argv) < 0)
+        return usage(stderr, 2);
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0)
             g_o.json = 1;
@@ -750,6 +867,7 @@ int main(int argc, char **argv)
             name = argv[i];
     }
     fabric_collect(&fv, &ictx);
+    cluster_collect(&cv, &fv);
 
     o_open(g_o.json ? NULL : "jaccl-info", '{');
     o_str("version", JACCL_VERSION_STR);
@@ -758,6 +876,7 @@ int main(int argc, char **argv)
     fabric_section(&fv);
     rdma_section(&fv);
     ifaces_section(&fv);
+    cluster_section(&cv);
     /* A library that will not load says the most; then the fabric's own reason. */
     error = pv.error && !pv.tried_init ? pv.error : !fv.ok ? fab_why() : pv.error;
     o_bool("usable", error == NULL);

@@ -18,10 +18,9 @@
 #include "algo/xport.h"
 #include "fabric/fabric.h"
 
-#define ALGO_MAX_RANKS 256
-#define ALGO_POST_MAX  4 /* receives posted ahead per stream */
-#define ALGO_SEND_MAX  4 /* sends in flight per stream */
-#define ALGO_SLOTS     2 /* staging slots per receiving stream: pipeline depth */
+#define ALGO_POST_MAX 4 /* receives posted ahead per stream */
+#define ALGO_SEND_MAX 4 /* sends in flight per stream */
+#define ALGO_SLOTS    2 /* staging slots per receiving stream: pipeline depth */
 
 /* In the order the logs list them. ALGO_AUTO: none forced (NCCL_JACCL_ALGO=auto). */
 enum algo_id { ALGO_RING, ALGO_MESH, ALGO_RHD, ALGO_LOCAL, ALGO_NUM_IDS, ALGO_AUTO = -1 };
@@ -121,18 +120,23 @@ struct algo_run {
 
 /* choose.c: the algorithm for an operation, identical on every rank for the same call. */
 struct algo_choice {
-    int mesh_connected; /* every pair connected (what an all_pairs algorithm needs) */
-    int force;          /* ALGO_AUTO, or the algo_id NCCL_JACCL_ALGO names */
+    /* The algorithms this group can run: a bit per algo_id whose peers (ops->talks) it is
+     * connected to. The ring always is (its connections may go through relays). */
+    unsigned usable;
+    int force; /* ALGO_AUTO, or the algo_id NCCL_JACCL_ALGO names */
     size_t mesh_max_bytes;
     size_t rhd_min_bytes, rhd_max_bytes;
     int mesh_max_ranks;
     int wires;
+    const struct algo_ring_order *ring; /* the ring's order (NULL: rank order) */
 };
+#define ALGO_BIT(a) (1u << (a))
 void algo_choose(struct algo_op *op, const struct algo_choice *ch);
-/* Whether a group of nranks with these settings connects every pair, not only ring neighbours:
- * when the forced algorithm, or (auto, at most mesh_max_ranks ranks) one auto may pick at some
- * size, needs it. ch->mesh_connected is ignored. */
-int algo_needs_all_pairs(int nranks, const struct algo_choice *ch);
+/* The algorithms a group of nranks with these settings may run at some size (a bit each): the
+ * forced one where it fits, or what auto may pick (all-pairs algorithms only up to
+ * mesh_max_ranks: the cap on a group's connections); the ring always, as everyone's fallback.
+ * ch->usable is ignored: the caller connects what this asks for, where it can. */
+unsigned algo_wanted(int nranks, const struct algo_choice *ch);
 /* The algorithm NCCL_JACCL_ALGO's word names; ALGO_AUTO for "auto" or an unknown word. */
 int algo_by_name(const char *name);
 const char *algo_name(enum algo_id a);
@@ -153,8 +157,11 @@ uint32_t algo_op_sig(const struct algo_op *op);
  * error, only "done". */
 struct algo_ops {
     /* What it is, for the choice (choose.c), the connections and the logs: */
-    const char *name;        /* NCCL_JACCL_ALGO's word for it, and the logs' */
-    int all_pairs;           /* talks to every peer, not only the two ring neighbours */
+    const char *name; /* NCCL_JACCL_ALGO's word for it, and the logs' */
+    /* 1 if ranks a and b of a group of nranks exchange data when it runs (ring order o): the
+     * connections it needs, which the topology must carry without a relay (but the ring's). */
+    int (*talks)(const struct algo_ring_order *o, int nranks, int a, int b);
+    int all_pairs;           /* talks to every peer (for the group's connection cap) */
     int (*fits)(int nranks); /* can run a group of this size (when forced) */
     /* With NCCL_JACCL_ALGO=auto: how much it is wanted for g (0 not at all; the highest wins),
      * and whether it could be wanted at some size in a group of nranks. */

@@ -38,24 +38,24 @@ const char *algo_kind_name(enum algo_kind k)
                                      : "allgather";
 }
 
-/* One rank: a copy. A forced algorithm where it fits (and has its connections), else the ring.
- * Auto: the algorithm that wants the operation most (each says how much: the mesh for small
- * messages in small groups, halving-doubling for mid sizes in power-of-two groups, the ring for
- * the rest), among those whose connections exist. */
+/* One rank: a copy. A forced algorithm where it fits and the group can run it (its
+ * connections, without relays, exist), else the ring. Auto: the algorithm that wants the
+ * operation most (each says how much: the mesh for small messages in small groups,
+ * halving-doubling for mid sizes in power-of-two groups, the ring for the rest), among those
+ * the group can run. */
 static enum algo_id pick(const struct algo_geom *g, const struct algo_choice *ch)
 {
     if (g->nranks == 1)
         return ALGO_LOCAL;
     if (ch->force != ALGO_AUTO) {
         const struct algo_ops *a = algo_ops_of((enum algo_id)ch->force);
-        int ok = a->fits(g->nranks) && (!a->all_pairs || ch->mesh_connected);
+        int ok = a->fits(g->nranks) && (ch->usable & ALGO_BIT(ch->force));
         return ok ? (enum algo_id)ch->force : ALGO_RING;
     }
     enum algo_id best = ALGO_RING;
     int best_rank = 0;
     for (int i = 0; i < ALGO_NUM_IDS; i++) {
-        const struct algo_ops *a = g_algos[i];
-        int r = a->all_pairs && !ch->mesh_connected ? 0 : a->auto_rank(g, ch);
+        int r = ch->usable & ALGO_BIT(i) ? g_algos[i]->auto_rank(g, ch) : 0;
         if (r > best_rank) {
             best = (enum algo_id)i;
             best_rank = r;
@@ -64,23 +64,25 @@ static enum algo_id pick(const struct algo_geom *g, const struct algo_choice *ch
     return best;
 }
 
-int algo_needs_all_pairs(int nranks, const struct algo_choice *ch)
+unsigned algo_wanted(int nranks, const struct algo_choice *ch)
 {
+    unsigned want = ALGO_BIT(ALGO_RING);
     if (ch->force != ALGO_AUTO) {
         const struct algo_ops *a = algo_ops_of((enum algo_id)ch->force);
-        return a->all_pairs && a->fits(nranks);
+        return want | (a->fits(nranks) ? ALGO_BIT(ch->force) : 0);
     }
-    if (nranks > ch->mesh_max_ranks) /* the connection cap, for auto */
-        return 0;
-    for (int i = 0; i < ALGO_NUM_IDS; i++)
-        if (g_algos[i]->all_pairs && g_algos[i]->auto_may(nranks, ch))
-            return 1;
-    return 0;
+    for (int i = 0; i < ALGO_NUM_IDS; i++) {
+        const struct algo_ops *a = g_algos[i];
+        if (a->auto_may(nranks, ch) && (!a->all_pairs || nranks <= ch->mesh_max_ranks))
+            want |= ALGO_BIT(i);
+    }
+    return want;
 }
 
 void algo_choose(struct algo_op *op, const struct algo_choice *ch)
 {
     struct algo_geom *g = &op->g;
+    g->order = ch->ring;
     op->algo = pick(g, ch);
     const struct algo_ops *a = algo_ops_of(op->algo);
     if (a->shape)

@@ -171,22 +171,41 @@ static int ring_phase(const struct algo_geom *g, int t, int *s)
     return 1; /* reduce-scatter */
 }
 
-int algo_ring_chunk(const struct algo_geom *g, int t, int d, int recv)
+void algo_ring_order_set(struct algo_ring_order *o, const int16_t *rank_at, int n)
 {
-    int s, rs = ring_phase(g, t, &s);
-    long off = (long)s + rs + recv;
-    return mod(d == 0 ? g->rank - off : g->rank + off, g->nranks);
+    for (int p = 0; p < n; p++) {
+        o->rank_at[p] = rank_at[p];
+        o->pos_of[rank_at[p]] = (int16_t)p;
+    }
 }
 
-int algo_ring_neighbour(int rank, int nranks, int d, int recv)
+static int pos_of(const struct algo_ring_order *o, int rank)
+{
+    return o ? o->pos_of[rank] : rank;
+}
+
+static int rank_at(const struct algo_ring_order *o, int pos)
+{
+    return o ? o->rank_at[pos] : pos;
+}
+
+/* The schedule walks positions; a chunk is named by the rank standing at its position. */
+int algo_ring_chunk(const struct algo_geom *g, int t, int d, int recv)
+{
+    int s, rs = ring_phase(g, t, &s), p = pos_of(g->order, g->rank);
+    long off = (long)s + rs + recv;
+    return rank_at(g->order, mod(d == 0 ? p - off : p + off, g->nranks));
+}
+
+int algo_ring_neighbour(const struct algo_ring_order *o, int rank, int nranks, int d, int recv)
 {
     int right = (d == 0) != (recv != 0);
-    return mod(rank + (right ? 1 : -1), nranks);
+    return rank_at(o, mod(pos_of(o, rank) + (right ? 1 : -1), nranks));
 }
 
 int algo_ring_peer(const struct algo_geom *g, int d, int recv)
 {
-    return algo_ring_neighbour(g->rank, g->nranks, d, recv);
+    return algo_ring_neighbour(g->order, g->rank, g->nranks, d, recv);
 }
 
 int algo_ring_reduces(const struct algo_geom *g, int t)

@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define ALGO_MAX_RANKS    256
 #define ALGO_MAX_WIRES    4
 #define ALGO_MAX_PARTS    (2 * ALGO_MAX_WIRES)
 #define ALGO_FRAME_MIN    4096u
@@ -42,15 +43,27 @@ struct algo_range {
     size_t lo, len;
 };
 
+/* The ring's order: which rank stands at each position. On machines joined by cables the ring
+ * follows them (core/coll_topo.c), so position order need not be rank order; chunks stay named
+ * by rank (chunk r is rank r's part of the result), so results land where NCCL expects them
+ * whatever the order. */
+struct algo_ring_order {
+    int16_t rank_at[ALGO_MAX_RANKS]; /* position -> rank */
+    int16_t pos_of[ALGO_MAX_RANKS];  /* rank -> position */
+};
+/* Fills o from rank_at[0 .. n) (a permutation of 0 .. n-1; the caller checked). */
+void algo_ring_order_set(struct algo_ring_order *o, const int16_t *rank_at, int n);
+
 struct algo_geom {
     enum algo_kind kind;
     int nranks, rank;
-    size_t esz;        /* element size; 1 for all-gather */
-    size_t count;      /* all-reduce: elements */
-    size_t bpr;        /* reduce-scatter / all-gather: bytes per rank */
-    size_t wo, wb;     /* window: offset and length in the logical space */
-    int ndirs, nwires; /* ring parts in use (1..2, 1..ALGO_MAX_WIRES) */
-    size_t frame;      /* bytes per frame, a multiple of esz */
+    size_t esz;                          /* element size; 1 for all-gather */
+    size_t count;                        /* all-reduce: elements */
+    size_t bpr;                          /* reduce-scatter / all-gather: bytes per rank */
+    size_t wo, wb;                       /* window: offset and length in the logical space */
+    int ndirs, nwires;                   /* ring parts in use (1..2, 1..ALGO_MAX_WIRES) */
+    size_t frame;                        /* bytes per frame, a multiple of esz */
+    const struct algo_ring_order *order; /* the ring's; NULL: rank order */
 };
 
 /* ---- shape ---- */
@@ -80,8 +93,9 @@ int algo_ring_steps(const struct algo_geom *g);
 int algo_ring_chunk(const struct algo_geom *g, int t, int d, int recv);
 /* Rank sent to (recv = 0) or received from (recv = 1) in direction d. */
 int algo_ring_peer(const struct algo_geom *g, int d, int recv);
-/* The same for `rank` of `nranks`: direction 0 sends to rank+1, direction 1 to rank-1. */
-int algo_ring_neighbour(int rank, int nranks, int d, int recv);
+/* The same for `rank` of `nranks` in ring order o (NULL: rank order): direction 0 sends to the
+ * next position, direction 1 to the one before. */
+int algo_ring_neighbour(const struct algo_ring_order *o, int rank, int nranks, int d, int recv);
 /* The transport lane that carries ring direction d on wire w, with `wires` wires. */
 static inline int algo_ring_lane(int wires, int d, int w)
 {

@@ -64,8 +64,14 @@ static int local_auto_may(int nranks, const struct algo_choice *ch)
     return local_fits(nranks);
 }
 
+static int local_talks(const struct algo_ring_order *o, int nranks, int a, int b)
+{
+    return 0;
+}
+
 const struct algo_ops algo_local_ops = {
         .name = "local",
+        .talks = local_talks,
         .all_pairs = 0,
         .fits = local_fits,
         .auto_rank = local_auto_rank,

@@ -253,6 +253,11 @@ static int mesh_auto_rank(const struct algo_geom *g, const struct algo_choice *c
     return algo_total(g) <= ch->mesh_max_bytes && g->nranks <= ch->mesh_max_ranks ? 3 : 0;
 }
 
+static int mesh_talks(const struct algo_ring_order *o, int nranks, int a, int b)
+{
+    return a != b;
+}
+
 static int mesh_auto_may(int nranks, const struct algo_choice *ch)
 {
     return ch->mesh_max_bytes > 0 && nranks <= ch->mesh_max_ranks;
@@ -265,6 +270,7 @@ static void mesh_shape(struct algo_geom *g, const struct algo_choice *ch)
 
 const struct algo_ops algo_mesh_ops = {
         .name = "mesh",
+        .talks = mesh_talks,
         .all_pairs = 1,
         .fits = mesh_fits,
         .auto_rank = mesh_auto_rank,

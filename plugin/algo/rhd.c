@@ -259,6 +259,12 @@ static int rhd_fits(int nranks)
     return algo_pow2(nranks);
 }
 
+/* Partners: ranks whose numbers differ in one bit. */
+static int rhd_talks(const struct algo_ring_order *o, int nranks, int a, int b)
+{
+    return a != b && algo_pow2(nranks) && algo_pow2(a ^ b);
+}
+
 static int rhd_auto_may(int nranks, const struct algo_choice *ch)
 {
     return ch->rhd_max_bytes > 0 && nranks >= 4 && algo_pow2(nranks);
@@ -279,6 +285,7 @@ static void rhd_shape(struct algo_geom *g, const struct algo_choice *ch)
 
 const struct algo_ops algo_rhd_ops = {
         .name = "rhd",
+        .talks = rhd_talks,
         .all_pairs = 1,
         .fits = rhd_fits,
         .auto_rank = rhd_auto_rank,

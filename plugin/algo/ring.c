@@ -271,6 +271,13 @@ static int ring_fits(int nranks)
     return nranks >= 2;
 }
 
+/* Neighbours in ring order (two ranks: each other, by two connections). */
+static int ring_talks(const struct algo_ring_order *o, int nranks, int a, int b)
+{
+    return a != b && (algo_ring_neighbour(o, a, nranks, 0, 0) == b ||
+                      algo_ring_neighbour(o, a, nranks, 0, 1) == b);
+}
+
 static int ring_auto_rank(const struct algo_geom *g, const struct algo_choice *ch)
 {
     return 1;
@@ -288,6 +295,7 @@ static void ring_shape(struct algo_geom *g, const struct algo_choice *ch)
 
 const struct algo_ops algo_ring_ops = {
         .name = "ring",
+        .talks = ring_talks,
         .all_pairs = 0,
         .fits = ring_fits,
         .auto_rank = ring_auto_rank,

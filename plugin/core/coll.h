@@ -81,7 +81,7 @@ struct coll_link {
     int peer;               /* rank; -1 while the connection is being set up */
     struct fab_ep *ep;      /* ours once bound to a rank (closed by us) */
     struct fab_ep *pending; /* during set-up: owned by the connection code */
-    char desc[64];
+    char desc[112];
     struct coll_stream s[ALGO_MAX_PARTS];
     struct coll_ctrl *rx, *tx; /* COLL_CTRL_N each */
     uint32_t tx_posted, tx_done;
@@ -128,6 +128,7 @@ struct coll_comm {
     int dev, nranks, rank, wires, ndata;
     int host_ranks; /* of the group, on this host (from the handles): its endpoints' attribute */
     struct algo_choice choice;
+    struct algo_ring_order ring; /* the ring's order (choice.ring points here) */
     struct fab_cq *cq;
     int nlinks, maxlinks;
     struct coll_link *links;
@@ -181,6 +182,26 @@ static inline const struct coll_comm *xport_ccomm(const struct algo_xport *x)
 {
     return jaccl_container_of(x, const struct coll_comm, xp);
 }
+
+/* coll_topo.c: who is cabled to whom, from the group's handles (docs/topologies.md). */
+struct coll_topo {
+    int nranks;
+    uint8_t *cables; /* nranks x nranks: cables between two ranks (0: none, a relay joins them) */
+    struct algo_ring_order ring; /* a cycle over cables where there is one, else rank order */
+    int ring_cabled;             /* every pair of ring neighbours is cabled */
+    char what[112];              /* what was found, for the INIT line */
+};
+int coll_topo_build(struct coll_topo *t, const struct jaccl_handle *hs, int nranks);
+void coll_topo_free(struct coll_topo *t);
+/* 1 if ranks a and b are joined without a relay (a cable, a switch, or one host). */
+int coll_topo_joined(const struct coll_topo *t, int a, int b);
+/* The most cables between two ring neighbours: the ring's wires, so that it uses them all. */
+int coll_topo_ring_cables(const struct coll_topo *t);
+/* The algorithms the cables carry (a bit per algo_id): those whose every pair of talking ranks
+ * is joined; the ring always, relayed where it must. */
+unsigned coll_topo_carries(const struct coll_topo *t);
+/* 1 and the pair (*x, *y) if algorithm a needs a cable the topology lacks. */
+int coll_topo_missing(const struct coll_topo *t, enum algo_id a, int *x, int *y);
 
 /* coll_handle.c */
 struct coll_handle *coll_handle_new(uint32_t kind, void *obj);

@@ -162,6 +162,16 @@ int coll_link_bind(struct coll_comm *c, struct fab_ep *ep, int peer, enum coll_l
     return -EFAULT; /* an endpoint the connection set-up never handed us: our bug */
 }
 
+/* Whether an algorithm other than the ring may exchange data with rank p (on lane 0). */
+static int talks_off_ring(const struct coll_comm *c, int p)
+{
+    for (int a = 0; a < ALGO_NUM_IDS; a++)
+        if (a != ALGO_RING && (c->choice.usable & ALGO_BIT(a)) &&
+            algo_ops_of((enum algo_id)a)->talks(&c->ring, c->nranks, c->rank, p))
+            return 1;
+    return 0;
+}
+
 /* Marks the incoming stream (peer, lane) as one that reduces what it receives. */
 static void mark_stage(struct coll_comm *c, int peer, int lane, int *n)
 {
@@ -171,16 +181,17 @@ static void mark_stage(struct coll_comm *c, int peer, int lane, int *n)
 }
 
 /* Staging slots go to the incoming streams that reduce: the ring's direction 0 from the left
- * neighbour, direction 1 from the right one, and lane 0 of every mesh peer. */
+ * neighbour, direction 1 from the right one, and lane 0 of every peer of the mesh or of
+ * halving-doubling. */
 int coll_stage_alloc(struct coll_comm *c)
 {
     int n = 0;
     for (int w = 0; c->nranks > 1 && w < c->wires; w++)
         for (int d = 0; d < 2; d++)
-            mark_stage(c, algo_ring_neighbour(c->rank, c->nranks, d, 1),
+            mark_stage(c, algo_ring_neighbour(&c->ring, c->rank, c->nranks, d, 1),
                        algo_ring_lane(c->wires, d, w), &n);
-    for (int p = 0; c->choice.mesh_connected && p < c->nranks; p++)
-        if (p != c->rank)
+    for (int p = 0; p < c->nranks; p++)
+        if (talks_off_ring(c, p))
             mark_stage(c, p, 0, &n);
     c->nstage = n;
     size_t len = ((size_t)n * ALGO_SLOTS + 2) * ALGO_FRAME_MAX; /* + the mesh's own, per run */

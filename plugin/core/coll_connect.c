@@ -19,6 +19,7 @@
 #include "util/crowd.h"
 #include "util/log.h"
 #include "util/param.h"
+#include "util/subnet.h"
 
 #define ROUND_SLEEP_NS 200000
 #define NEED_CONN      1       /* we connect to this rank */
@@ -29,17 +30,14 @@ struct coll_connect_state {
     struct coll_comm *c;
     struct coll_listen *l;
     struct jaccl_conn_setup setup;
+    struct coll_topo topo;
     struct jaccl_handle *hs;
     struct jaccl_connector **conn;
-    char (*desc)[64];
-    uint8_t *need; /* NEED_* bits: connections to this rank still missing */
+    char (*desc)[112];
+    char (*route)[256]; /* the cables a connection we opened took, for its INFO line */
+    uint8_t *need;      /* NEED_* bits: connections to this rank still missing */
     int missing;
 };
-
-static int same_addr(const union jaccl_sockaddr *a, const union jaccl_sockaddr *b)
-{
-    return memcmp(a, b, sizeof(*a)) == 0;
-}
 
 /* Decodes every handle and finds ours by the listen secret; WARNs on anything unusable. */
 static int decode_all(struct coll_connect_state *x, void **handles, int nranks, int *me)
@@ -59,38 +57,46 @@ static int decode_all(struct coll_connect_state *x, void **handles, int nranks, 
                   i, (h->nlanes - 1) / 2, h->fabric, (mine->nlanes - 1) / 2, mine->fabric);
             return -EINVAL;
         }
-        if (h->secret == mine->secret && same_addr(&h->addr, &mine->addr)) {
+        if (h->secret == mine->secret &&
+            memcmp(&h->links[0], &mine->links[0], sizeof(h->links[0])) == 0) {
             if (*me >= 0) {
                 JWARN("CollNet connect: this rank's handle appears twice (%d and %d)", *me, i);
                 return -EINVAL;
             }
             *me = i;
         }
-        jaccl_sockaddr_str(&h->addr, x->desc[i], sizeof(x->desc[i]));
+        jaccl_sockaddr_str(jaccl_handle_addr(h), x->desc[i], sizeof(x->desc[i]));
     }
     if (*me < 0)
         JWARN("CollNet connect: this rank's own handle is not among the %d handles", nranks);
     return *me < 0 ? -EINVAL : 0;
 }
 
-/* Ranks whose handle carries this rank's IP address: those sharing its host, and its CPUs. */
+/* Ranks whose handle names this rank's host: those sharing its CPUs. */
 static int host_ranks(const struct jaccl_handle *hs, int nranks, int me)
 {
-    const union jaccl_sockaddr *a = &hs[me].addr;
     int n = 0;
-    for (int i = 0; i < nranks; i++) {
-        const union jaccl_sockaddr *b = &hs[i].addr;
-        if (b->sa.sa_family != a->sa.sa_family)
-            continue;
-        n += a->sa.sa_family == AF_INET ? b->sin.sin_addr.s_addr == a->sin.sin_addr.s_addr
-                                        : memcmp(&b->sin6.sin6_addr, &a->sin6.sin6_addr,
-                                                 sizeof(a->sin6.sin6_addr)) == 0;
-    }
+    for (int i = 0; i < nranks; i++)
+        n += hs[i].host == hs[me].host;
     return n;
 }
 
-static void choose(struct coll_comm *c)
+/* NCCL_JACCL_ALGO names an algorithm the cables cannot carry: one WARN naming a cable it
+ * lacks (the ring runs instead: choose.c). */
+static void warn_uncarried(const struct coll_connect_state *x, enum algo_id a)
 {
+    int i, j;
+    if (!coll_topo_missing(&x->topo, a, &i, &j) || x->c->rank != 0)
+        return;
+    JWARN("CollNet: NCCL_JACCL_ALGO=%s needs a cable between rank %d (%s) and rank %d (%s), "
+          "which this cluster lacks (%s): using the ring",
+          algo_name(a), i, x->desc[i], j, x->desc[j], x->topo.what);
+}
+
+/* The algorithms wanted that the cables carry: what this comm connects for. */
+static void choose(struct coll_connect_state *x)
+{
+    struct coll_comm *c = x->c;
     const char *algo = jaccl_param_str(JP_ALGO); /* one of the algorithms' names, or "auto" */
     struct algo_choice *ch = &c->choice;
     ch->wires = c->wires;
@@ -99,7 +105,22 @@ static void choose(struct coll_comm *c)
     ch->rhd_min_bytes = (size_t)jaccl_param_int(JP_RHD_MIN_BYTES);
     ch->rhd_max_bytes = (size_t)jaccl_param_int(JP_RHD_MAX_BYTES);
     ch->force = algo_by_name(algo);
-    ch->mesh_connected = algo_needs_all_pairs(c->nranks, ch);
+    c->ring = x->topo.ring;
+    ch->ring = &c->ring;
+    unsigned carried = coll_topo_carries(&x->topo);
+    ch->usable = algo_wanted(c->nranks, ch) & carried;
+    if (ch->force != ALGO_AUTO && !(carried & ALGO_BIT(ch->force)))
+        warn_uncarried(x, (enum algo_id)ch->force);
+}
+
+/* Whether this comm talks to rank p: an algorithm it may run exchanges data with it. */
+static int talks_to(const struct coll_comm *c, int p)
+{
+    for (int a = 0; a < ALGO_NUM_IDS; a++)
+        if ((c->choice.usable & ALGO_BIT(a)) &&
+            algo_ops_of((enum algo_id)a)->talks(&c->ring, c->nranks, c->rank, p))
+            return 1;
+    return 0;
 }
 
 /* Each pair shares one connection, opened by the lower rank; with two ranks each opens one,
@@ -108,18 +129,26 @@ static void choose(struct coll_comm *c)
 static int start_connectors(struct coll_connect_state *x)
 {
     struct coll_comm *c = x->c;
-    int left = algo_ring_neighbour(c->rank, c->nranks, 0, 1);
-    int right = algo_ring_neighbour(c->rank, c->nranks, 0, 0);
     int pair = c->nranks == 2;
     for (int p = 0; p < c->nranks; p++) {
-        if (p == c->rank || !(c->choice.mesh_connected || p == left || p == right))
+        if (p == c->rank || !talks_to(c, p))
             continue;
         x->need[p] = pair ? NEED_CONN | NEED_ACC : p > c->rank ? NEED_CONN : NEED_ACC;
         x->missing += pair ? 2 : 1;
         if (!(x->need[p] & NEED_CONN))
             continue;
         uint32_t tag = (uint32_t)COLL_TAG_MAGIC << 16 | (pair ? TAG_PAIR : 0) | (uint32_t)c->rank;
-        int rc = jaccl_connector_start(&x->hs[p], tag, &x->setup, &x->conn[p]);
+        struct jaccl_route r;
+        int direct = jaccl_route_direct(&x->hs[p], c->dev, !c->ops->lanes_are_socks, &r) == 0;
+        struct jaccl_conn_setup s = x->setup;
+        s.peer = x->desc[p]; /* the address it reached, and its relay */
+        s.peer_len = sizeof(x->desc[p]);
+        s.route = x->route[p];
+        s.route_len = sizeof(x->route[p]);
+        int rc =
+                direct || c->ops->lanes_are_socks
+                        ? jaccl_connector_start(&x->hs[p], direct ? &r : NULL, tag, &s, &x->conn[p])
+                        : -ENETUNREACH;
         if (rc != 0) {
             JWARN("CollNet connect: cannot start connecting to rank %d (%s)", p, x->desc[p]);
             return rc;
@@ -140,6 +169,12 @@ static int bind_peer(struct coll_connect_state *x, struct fab_ep *ep, int peer, 
     }
     x->need[peer] &= (uint8_t)~need;
     x->missing--;
+    if (need == NEED_CONN)
+        JINFO(NCCL_NET, "CollNet rank %d: connected to rank %d over %s", x->c->rank, peer,
+              x->route[peer]);
+    else
+        JINFO(NCCL_NET, "CollNet rank %d: rank %d connected from %s", x->c->rank, peer,
+              x->desc[peer]);
     return 0;
 }
 
@@ -154,7 +189,22 @@ static int on_accept(struct coll_connect_state *x, struct fab_ep *ep, uint32_t t
         x->c->ops->ep_close(ep);
         return 0;
     }
+    snprintf(x->desc[from], sizeof(x->desc[from]), "%s", peer);
     return bind_peer(x, ep, from, NEED_ACC);
+}
+
+/* Every connection of a CollNet comm shares its domain and CQ: one device. */
+static int accept_setup(void *arg, int dev, struct jaccl_conn_setup *out)
+{
+    struct coll_connect_state *x = arg;
+    if (dev != x->c->dev && !x->c->ops->lanes_are_socks) {
+        JWARN("CollNet connect: a peer reached this rank by device %d (%s), but its comm is on "
+              "device %d: on verbs a CollNet comm keeps to one RDMA device",
+              dev, jaccl_dev_name(dev), x->c->dev);
+        return -EINVAL;
+    }
+    *out = x->setup;
+    return 0;
 }
 
 /* One round over every connector and the listener: 1 if anything completed, 0 if nothing did,
@@ -177,8 +227,8 @@ static int round_once(struct coll_connect_state *x)
     }
     struct fab_ep *ep = NULL;
     uint32_t tag = 0;
-    char peer[64] = "";
-    int r = jaccl_listener_accept(x->l->listener, &x->setup, &ep, &tag, peer, sizeof(peer));
+    char peer[112] = "";
+    int r = jaccl_listener_accept(x->l->listener, accept_setup, x, &ep, &tag, peer, sizeof(peer));
     if (r == 1) {
         int rc = on_accept(x, ep, tag, peer);
         if (rc != 0)
@@ -242,9 +292,16 @@ static int finish(struct coll_connect_state *x)
         JWARN("CollNet connect: cannot start the progress thread");
         return -EAGAIN;
     }
+    char algos[64] = "";
+    for (int a = 0, off = 0; a < ALGO_NUM_IDS; a++)
+        if (c->choice.usable & ALGO_BIT(a))
+            off += snprintf(algos + off, sizeof(algos) - (size_t)off, "%s%s", off ? "," : "",
+                            algo_name((enum algo_id)a));
     JINFO(NCCL_INIT | NCCL_NET,
-          "CollNet comm: rank %d of %d on device %d, %d ring wire(s), mesh %s, %d link(s)", c->rank,
-          c->nranks, c->dev, c->wires, c->choice.mesh_connected ? "on" : "off", bound_links(c));
+          "CollNet comm: rank %d of %d on device %d: %s; ring position %d, %d wire(s); "
+          "algorithms %s; %d link(s)",
+          c->rank, c->nranks, c->dev, x->topo.what, c->ring.pos_of[c->rank], c->wires, algos,
+          bound_links(c));
     return 0;
 }
 
@@ -255,9 +312,11 @@ static void cx_free(struct coll_connect_state *x, int failed)
             jaccl_connector_abort(x->conn[p]);
     if (failed && x->c)
         coll_comm_free(x->c);
+    coll_topo_free(&x->topo);
     free(x->hs);
     free(x->conn);
     free(x->desc);
+    free(x->route);
     free(x->need);
 }
 
@@ -266,14 +325,21 @@ static int cx_init(struct coll_connect_state *x, void **handles, int nranks)
     x->hs = calloc((size_t)nranks, sizeof(*x->hs));
     x->conn = calloc((size_t)nranks, sizeof(*x->conn));
     x->desc = calloc((size_t)nranks, sizeof(*x->desc));
+    x->route = calloc((size_t)nranks, sizeof(*x->route));
     x->need = calloc((size_t)nranks, 1);
     int me;
-    if (!x->hs || !x->conn || !x->desc || !x->need)
+    if (!x->hs || !x->conn || !x->desc || !x->route || !x->need)
         return -ENOMEM;
     int rc = decode_all(x, handles, nranks, &me);
+    if (rc == 0)
+        rc = coll_topo_build(&x->topo, x->hs, nranks);
     if (rc != 0)
         return rc;
-    x->c = coll_comm_new(x->l->h->hdr.dev, nranks, me, x->l->wires);
+    /* Every cable between ring neighbours carries a wire, both ways (the lanes of a
+     * connection take its cables in turn: core/route.h). */
+    int wires = coll_topo_ring_cables(&x->topo);
+    wires = wires < x->l->wires ? x->l->wires : wires > ALGO_MAX_WIRES ? ALGO_MAX_WIRES : wires;
+    x->c = coll_comm_new(x->l->h->hdr.dev, nranks, me, wires);
     if (!x->c)
         return -ENOMEM;
     /* How crowded this host's CPUs are by our own ranks: its endpoints' attribute (crowd.h). */
@@ -281,8 +347,9 @@ static int cx_init(struct coll_connect_state *x, void **handles, int nranks)
     x->c->host_ranks = local;
     JINFO(NCCL_INIT, "CollNet rank %d: %d of %d ranks on this host, %d CPUs usable", me, local,
           nranks, jaccl_cpus_usable());
-    choose(x->c);
+    choose(x);
     x->setup = coll_setup(x->c);
+    jaccl_listener_expect(x->l->listener, x->c->ops->side_socks(&x->setup.attr));
     return 0;
 }
 

@@ -19,10 +19,9 @@ static int coll_listen(void *ctx, int dev, void *handle, void **listenComm)
     if (!listenComm || !handle)
         return -EFAULT;
     *listenComm = NULL;
-    union jaccl_sockaddr addr;
     if (!jaccl_reg_find(ctx, JO_CTX, "CollNet listen", NULL))
         return -EBADF;
-    if (dev < 0 || dev >= jaccl_ndevs() || jaccl_dev_addr(dev, &addr) != 0) {
+    if (dev < 0 || dev >= jaccl_ndevs()) {
         JWARN("CollNet listen: invalid device %d (have %d)", dev, jaccl_ndevs());
         return -EINVAL;
     }
@@ -33,7 +32,7 @@ static int coll_listen(void *ctx, int dev, void *handle, void **listenComm)
     }
     l->wires = (int)jaccl_param_int(JP_RING_WIRES);
     l->jh = (struct jaccl_handle){.kind = JH_COLL, .nlanes = (uint8_t)(2 * l->wires + 1)};
-    int rc = jaccl_listener_open(dev, &addr, &l->jh, &l->listener);
+    int rc = jaccl_listener_open(dev, &l->jh, &l->listener);
     if (rc == 0 && !(l->h = coll_handle_new(COMM_COLL_LISTEN, l))) {
         jaccl_listener_close(l->listener);
         rc = -ENOMEM;

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "core/handle.h"
+#include "core/route.h"
 #include "fabric/fabric.h"
 
 struct jaccl_conn_setup {
@@ -26,28 +27,46 @@ struct jaccl_conn_setup {
     struct fab_ep_attr attr; /* nlanes comes from the handle for connectors */
     int (*post_initial)(struct fab_ep *ep, void *arg);
     void *arg;
+    /* Connectors: where the route taken is described once connected (jaccl_route_str, for
+     * the caller's INFO line), and the peer as WARNs should name it (its address, and the
+     * relay of a relayed connection); NULL: not wanted. */
+    char *route, *peer;
+    size_t route_len, peer_len;
 };
 
 /* ---- listener ---- */
 struct jaccl_listener;
 
-/* Binds an ephemeral port on the device's address and fills `h` (kind, secret, addr, nlanes,
- * fabric, dev). The listener keeps the back end serving the device (jaccl_dev_ops) and accepts
- * only hellos that name it. Returns 0 or -errno (-EINVAL: no such device). */
-int jaccl_listener_open(int dev, const union jaccl_sockaddr *bind_addr, struct jaccl_handle *h,
-                        struct jaccl_listener **out);
+/* Binds an ephemeral port on every link of this process (device dev's first: the one NCCL
+ * named), so that a peer on any of our subnets can reach it, and fills `h` (secret, links,
+ * fabric, dev; the caller set kind and nlanes). Links beyond what a handle holds are left out
+ * with a WARN. The listener keeps the back end serving the device (jaccl_dev_ops), accepts only
+ * hellos that name it, and expects side_socks(nlanes) sockets per connection. Returns 0 or
+ * -errno (-EINVAL: no such device, -EADDRNOTAVAIL: no link could be bound). */
+int jaccl_listener_open(int dev, struct jaccl_handle *h, struct jaccl_listener **out);
 void jaccl_listener_close(struct jaccl_listener *l);
+/* Connections from now on bring nsocks sockets (a CollNet comm settles its lanes once it knows
+ * the cables). */
+void jaccl_listener_expect(struct jaccl_listener *l, int nsocks);
 
-/* Progress incoming connections. Returns 1 and fills *ep / *tag when one completed, 0 if none
- * is ready yet, -errno on a listener failure (a stranger or a broken connection attempt only
- * logs and is dropped: it never fails the listener). */
-int jaccl_listener_accept(struct jaccl_listener *l, const struct jaccl_conn_setup *setup,
+/* The set-up for a connection that arrived by device dev's link: the caller's domain, CQ and
+ * receives for it (a comm of queue pairs lives on the device its cable leaves by). 0 or
+ * -errno; called once per connection, when all its sockets are in. */
+typedef int (*jaccl_setup_fn)(void *arg, int dev, struct jaccl_conn_setup *out);
+
+/* Progress incoming connections, one at a time. Returns 1 and fills *ep / *tag when one
+ * completed, 0 if none is ready yet, -errno on a listener failure (a stranger or a broken
+ * connection attempt only logs and is dropped: it never fails the listener). */
+int jaccl_listener_accept(struct jaccl_listener *l, jaccl_setup_fn get_setup, void *arg,
                           struct fab_ep **ep, uint32_t *tag, char *peer, size_t peerlen);
 
 /* ---- connector ---- */
 struct jaccl_connector;
 
-int jaccl_connector_start(const struct jaccl_handle *h, uint32_t tag,
+/* Connects to the listener of h over route r (core/route.h): socket i over cable
+ * i % r->ncables, through the relay where r is relayed. r NULL: no cable reaches the listener;
+ * the connector first asks its cable neighbours for a relay (core/relay.h). */
+int jaccl_connector_start(const struct jaccl_handle *h, const struct jaccl_route *r, uint32_t tag,
                           const struct jaccl_conn_setup *setup, struct jaccl_connector **out);
 /* 1 done (*ep set, connector freed), 0 in progress, -errno failed (connector freed). */
 int jaccl_connector_step(struct jaccl_connector *c, struct fab_ep **ep);

@@ -18,6 +18,10 @@ struct jaccl_hello {
     uint32_t blob_len; /* idx 0 only: fabric blob follows the hello */
     uint32_t tag;      /* caller's tag (CollNet: who is connecting, and for what) */
     uint32_t fabric;   /* fabric id: both ends must run the same back end */
+    /* Relayed (the socket reached the listener through a relay): the connector's own address
+     * as text, for the listener's log lines; empty when direct. Untrusted: printed only up to
+     * its first NUL, unprintable bytes replaced. */
+    char origin[48];
 };
 
 struct jaccl_ack {

@@ -71,7 +71,7 @@ struct p2p_comm {
     struct fab_ep *ep;
     int nlanes;
     size_t min_chunk;
-    char peer[64];
+    char peer[112]; /* the peer's address, and the relay a relayed connection goes through */
     /* Once broken, every call fails: a negative code of core/err.h. An endpoint failure is
      * WARNed only once it fails work (see p2p_fail_ep). */
     struct jaccl_sticky fail;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* p2p comm lifetime: listen, connect, accept, close, and memory registration entry points. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@
 #include "core/state.h"
 #include "util/log.h"
 #include "util/param.h"
+#include "util/subnet.h"
 
 /* ---- comm objects ---- */
 
@@ -115,10 +117,11 @@ static int ctx_ok(void *ctx, const char *what)
 static void listen_free(struct p2p_listen *l)
 {
     jaccl_reg_del(l);
-    if (l->pending)
-        p2p_comm_free(l->pending);
+    /* The listener first: a connection it was accepting has an endpoint on pending's CQ. */
     if (l->listener)
         jaccl_listener_close(l->listener);
+    if (l->pending)
+        p2p_comm_free(l->pending);
     free(l);
     jaccl_state_put();
 }
@@ -130,10 +133,9 @@ static int p2p_listen(void *ctx, int dev, void *handle, void **listenComm)
     *listenComm = NULL;
     if (!ctx_ok(ctx, "listen"))
         return -EBADF;
-    union jaccl_sockaddr addr;
     /* The back end serving the device (a static table: valid for good). */
     const struct fab_ops *ops = jaccl_dev_ops(dev);
-    if (!ops || jaccl_dev_addr(dev, &addr) != 0) {
+    if (!ops) {
         JWARN("listen: invalid device %d (have %d)", dev, jaccl_ndevs());
         return -EINVAL;
     }
@@ -149,7 +151,7 @@ static int p2p_listen(void *ctx, int dev, void *handle, void **listenComm)
      * reads its own knob. The hold above keeps the fabric open. */
     l->nlanes = ops->p2p_lanes();
     struct jaccl_handle h = {.kind = JH_P2P, .nlanes = (uint8_t)l->nlanes};
-    int rc = jaccl_listener_open(dev, &addr, &h, &l->listener);
+    int rc = jaccl_listener_open(dev, &h, &l->listener);
     if (rc == 0 && jaccl_reg_add(l, sizeof(*l), 1, JO_LISTEN, l) != 0)
         rc = -ENOMEM;
     if (rc != 0) {
@@ -167,6 +169,22 @@ ncclResult_t jaccl_listen(void *ctx, int dev, void *handle, void **listenComm)
     return jaccl_err_to_nccl(p2p_listen(ctx, dev, handle, listenComm));
 }
 
+/* The receive comm for a connection that arrived by device dev's link: a comm lives on the
+ * device its connection runs over (a queue pair belongs to one device). Kept across accept
+ * calls until a connection takes it. */
+static int p2p_accept_setup(void *arg, int dev, struct jaccl_conn_setup *out)
+{
+    struct p2p_listen *l = arg;
+    if (l->pending && l->pending->hdr.dev != dev) {
+        p2p_comm_free(l->pending);
+        l->pending = NULL;
+    }
+    if (!l->pending && !(l->pending = p2p_comm_new(dev, COMM_RECV, l->nlanes)))
+        return -ENOMEM;
+    *out = p2p_setup(l->pending, l->ctx_tc);
+    return 0;
+}
+
 static int p2p_accept(void *listenComm, void **recvComm)
 {
     if (!recvComm)
@@ -175,22 +193,20 @@ static int p2p_accept(void *listenComm, void **recvComm)
     struct p2p_listen *l = (struct p2p_listen *)jaccl_comm_check(listenComm, COMM_LISTEN, "accept");
     if (!l)
         return -EBADF;
-    if (!l->pending) {
-        l->pending = p2p_comm_new(l->hdr.dev, COMM_RECV, l->nlanes);
-        if (!l->pending)
-            return -ENOMEM;
-    }
-    struct p2p_comm *c = l->pending;
-    struct jaccl_conn_setup s = p2p_setup(c, l->ctx_tc);
+    struct fab_ep *ep = NULL;
     uint32_t tag;
-    int r = jaccl_listener_accept(l->listener, &s, &c->ep, &tag, c->peer, sizeof(c->peer));
+    char peer[sizeof(l->pending->peer)];
+    int r = jaccl_listener_accept(l->listener, p2p_accept_setup, l, &ep, &tag, peer, sizeof(peer));
     if (r < 0)
         return -EIO; /* the listener itself broke (a stranger only logs) */
     if (r == 1) {
+        struct p2p_comm *c = l->pending;
         l->pending = NULL;
+        c->ep = ep;
+        memcpy(c->peer, peer, sizeof(peer));
         *recvComm = c;
-        JINFO(NCCL_NET, "accepted connection from %s on device %d (%d lanes)", c->peer, c->hdr.dev,
-              c->nlanes);
+        JINFO(NCCL_NET, "accepted connection from %s on device %d (%s, %d lanes)", c->peer,
+              c->hdr.dev, jaccl_dev_name(c->hdr.dev), c->nlanes);
     }
     return 0;
 }
@@ -221,6 +237,7 @@ struct pending_connect {
     unsigned char handle[NCCL_NET_HANDLE_MAXSIZE];
     struct p2p_comm *comm;
     struct jaccl_connector *conn;
+    char route[256]; /* the cables taken, once connected (for the INFO line) */
     struct pending_connect *next;
 };
 static pthread_mutex_t g_pend_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -272,6 +289,20 @@ void jaccl_p2p_abandon(void *ctx)
     }
 }
 
+/* A connection of queue pairs cannot be relayed: say which subnets nothing here reaches. */
+static void warn_no_cable(const struct jaccl_handle *h)
+{
+    char list[256] = "";
+    size_t off = 0;
+    for (int i = 0; i < h->nlinks && off < sizeof(list); i++)
+        off += (size_t)snprintf(list + off, sizeof(list) - off, " %s",
+                                jaccl_link_net_str(&h->links[i], (char[64]){0}, 64));
+    JWARN("connect: no device of this host shares a subnet with the listener's links (%s ); the "
+          "verbs fabric cannot relay a connection: cable the two nodes, or use "
+          "NCCL_JACCL_FABRIC=tcp, which relays through a node cabled to both",
+          list);
+}
+
 /* A handle that does not decode, or names another fabric, is a mismatch between the two
  * sides' builds or configurations: -EINVAL. */
 static int connect_start(void *ctx, int dev, void *handle, int ctx_tc, struct pending_connect **out)
@@ -287,18 +318,29 @@ static int connect_start(void *ctx, int dev, void *handle, int ctx_tc, struct pe
         JWARN("connect: the listener runs another fabric (NCCL_JACCL_FABRIC differs)");
         return -EINVAL;
     }
+    struct jaccl_route route;
+    int relayed = jaccl_route_direct(&h, dev, !ops->lanes_are_socks, &route) != 0;
+    if (relayed && !ops->lanes_are_socks) {
+        warn_no_cable(&h);
+        return -ENETUNREACH;
+    }
     struct pending_connect *p = calloc(1, sizeof(*p));
     if (!p)
         return -ENOMEM;
     p->ctx = ctx;
     p->dev = dev;
     memcpy(p->handle, handle, sizeof(p->handle));
-    p->comm = p2p_comm_new(dev, COMM_SEND, h.nlanes);
+    /* The comm lives on the device its first cable leaves by (a relayed one: NCCL's). */
+    p->comm = p2p_comm_new(relayed ? dev : route.cable[0].dev, COMM_SEND, h.nlanes);
     int rc = -ENOMEM;
     if (p->comm) {
-        jaccl_sockaddr_str(&h.addr, p->comm->peer, sizeof(p->comm->peer));
+        jaccl_sockaddr_str(jaccl_handle_addr(&h), p->comm->peer, sizeof(p->comm->peer));
         struct jaccl_conn_setup s = p2p_setup(p->comm, ctx_tc);
-        rc = jaccl_connector_start(&h, 0, &s, &p->conn);
+        s.route = p->route;
+        s.route_len = sizeof(p->route);
+        s.peer = p->comm->peer;
+        s.peer_len = sizeof(p->comm->peer);
+        rc = jaccl_connector_start(&h, relayed ? NULL : &route, 0, &s, &p->conn);
         if (rc == 0) {
             *out = p;
             return 0;
@@ -340,14 +382,16 @@ static int p2p_connect(void *ctx, int trafficClass, int dev, void *handle, void 
         return 0;
     }
     struct p2p_comm *c = p->comm;
-    free(p);
     if (r < 0) {
+        free(p);
         p2p_comm_free(c);
         return r;
     }
     c->ep = ep;
     *sendComm = c;
-    JINFO(NCCL_NET, "connected to %s on device %d (%d lanes)", c->peer, dev, c->nlanes);
+    JINFO(NCCL_NET, "connected to %s on device %d (NCCL's %d), %d lanes over %s", c->peer,
+          c->hdr.dev, dev, c->nlanes, p->route);
+    free(p);
     return 0;
 }
 

@@ -28,6 +28,7 @@
 #include "core/err.h"
 #include "core/p2p.h"
 #include "core/registry.h"
+#include "core/relay.h"
 #include "core/state.h"
 #include "core/version.h"
 #include "util/counters.h"
@@ -106,17 +107,40 @@ int jaccl_ndevs(void)
     return n;
 }
 
+const char *jaccl_dev_name(int dev)
+{
+    pthread_mutex_lock(&g_lock);
+    const char *name = dev_ok_locked(dev) ? g_dev[dev].ops->dev_info(g_dev[dev].fdev)->name : "?";
+    pthread_mutex_unlock(&g_lock);
+    return name;
+}
+
 uint64_t jaccl_timeout_ns(void)
 {
     return (uint64_t)jaccl_param_int(JP_TIMEOUT) * 1000000000ull;
 }
 
-int jaccl_dev_addr(int dev, union jaccl_sockaddr *out)
+int jaccl_dev_link(int dev, struct jaccl_link *out)
 {
     pthread_mutex_lock(&g_lock);
-    int rc = dev_ok_locked(dev) ? g_dev[dev].ops->dev_addr(g_dev[dev].fdev, out) : -EINVAL;
+    int rc = dev_ok_locked(dev) ? g_dev[dev].ops->dev_link(g_dev[dev].fdev, out) : -EINVAL;
     pthread_mutex_unlock(&g_lock);
     return rc;
+}
+
+int jaccl_links(struct jaccl_link *links, int *devs, int max)
+{
+    int n = 0;
+    pthread_mutex_lock(&g_lock);
+    for (int i = 0; g_ops && i < g_ndevs && n < max; i++) {
+        if (g_dev[i].ops->dev_link(g_dev[i].fdev, &links[n]) != 0)
+            continue;
+        if (devs)
+            devs[n] = i;
+        n++;
+    }
+    pthread_mutex_unlock(&g_lock);
+    return n;
 }
 
 /* The lines that prove jaccl is in use and say what it offers NCCL (once per load). Caller
@@ -157,11 +181,16 @@ static int fabric_open_locked(void)
     if (n < 0)
         return -EIO;
     g_ndevs = n > MAX_DEVS ? MAX_DEVS : n;
+    struct jaccl_link links[MAX_DEVS];
+    int nlinks = 0;
     for (int i = 0; i < g_ndevs; i++) {
         g_dev[i].ops = g_ops;
         g_dev[i].fdev = i;
+        nlinks += g_ops->dev_link(i, &links[nlinks]) == 0;
     }
     log_init_locked();
+    if (g_ops->lanes_are_socks) /* a relay forwards bytes: socket lanes only */
+        jaccl_relay_start(links, nlinks);
     return 0;
 }
 
@@ -174,6 +203,7 @@ static void teardown_if_unused_locked(void)
     for (int i = 0; i < g_ndevs; i++)
         if (g_dev[i].refs > 0)
             return;
+    jaccl_relay_stop();
     fab_shutdown();
     jaccl_counters_fini(); /* the fabric's threads have stopped counting */
     g_ops = NULL;

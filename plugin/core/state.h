@@ -18,8 +18,14 @@ const struct fab_ops *jaccl_fabric(void);
  * domain is first opened on it), or NULL for a device the open fabric does not have. */
 const struct fab_ops *jaccl_dev_ops(int dev);
 int jaccl_ndevs(void);
-/* Address the side channel binds to for this device (the fabric's dev_addr). */
-int jaccl_dev_addr(int dev, union jaccl_sockaddr *out);
+/* The device's name ("eth1", "mlx5_0:1"), or "?" for a device the open fabric does not have;
+ * valid while the fabric is open. */
+const char *jaccl_dev_name(int dev);
+/* Device dev as a link: the address its side channel binds to, and its subnet (dev_link). */
+int jaccl_dev_link(int dev, struct jaccl_link *out);
+/* Every device that has an address, as links: up to max of them into links[] with each one's
+ * device number in devs[] (NULL: not wanted). Returns the count. */
+int jaccl_links(struct jaccl_link *links, int *devs, int max);
 
 /* Shared per-device domain; every get is paired with a put. */
 struct fab_domain *jaccl_domain_get(int dev);

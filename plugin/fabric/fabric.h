@@ -161,16 +161,24 @@ struct fab_ops {
     /* Carried in listen handles and hellos so that ends running different back ends fail
      * clearly: tcp = 1, verbs = 2. Wire values: never renumber; 0 is never a back end. */
     uint8_t handle_id;
+    /* 1 when the side-channel sockets become the lanes (tcp): the lanes of one connection may
+     * then leave by different links (one per cable to the peer), and a node between two peers
+     * that share no cable can relay them by forwarding bytes. 0 when the lanes are the
+     * device's own (verbs queue pairs): a connection keeps to one device, and is never
+     * relayed. */
+    int lanes_are_socks;
 
     /* Devices. Called once under the core's init lock. Returns the count (>= 0). */
     int (*init)(void);
     int (*ndevs)(void);
     const struct fab_dev_info *(*dev_info)(int dev);
     void (*fini)(void); /* only after every domain is closed; joins every fabric thread */
-    /* The IP address (port 0) the core binds device `dev`'s side-channel listen sockets to, so
-     * that connection set-up follows the data's path (verbs: the netdev behind the port).
-     * Returns 0, -EINVAL for an unknown device, -ENODEV when the device has no address. */
-    int (*dev_addr)(int dev, union jaccl_sockaddr *out);
+    /* Device `dev` as a link (util/sock.h): the IP address (port 0) the core binds its
+     * side-channel listen sockets to, so that connection set-up follows the data's path (verbs:
+     * the netdev behind the port), and its subnet's prefix length, which says which peers the
+     * device reaches (0: unknown, taken as reaching every address). Returns 0, -EINVAL for an
+     * unknown device, -ENODEV when the device has no address. */
+    int (*dev_link)(int dev, struct jaccl_link *out);
     /* Why the last init found no usable device, for the registry's fallback lines and
      * jaccl-info; NULL when it found some. Read after init and after the fini that follows. */
     const char *(*why_unavailable)(void);

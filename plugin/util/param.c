@@ -19,6 +19,7 @@ static const char *const qp_type_choices[] = {"uc", "rc", NULL};
 #define SPIN_US_DEFAULT 50
 
 #define S_TRANSPORT "Transport selection"
+#define S_CABLES    "Direct cables (switchless clusters)"
 #define S_P2P       "Point-to-point transfers"
 #define S_COLL      "Collectives (CollNet)"
 #define S_VERBS     "RDMA (verbs fabric)"
@@ -65,6 +66,16 @@ static const struct jaccl_param_desc g_params[JP_NUM_PARAMS] = {
               "RDMA devices and ports for the verbs fabric, in `NCCL_IB_HCA` syntax "
               "(`mlx5_0:1,mlx5_1:1`, `^mlx5_3`, `=mlx5_0`; see [List syntax](#list-syntax)). "
               "Empty = every active port."),
+        P_INT(JP_RELAY, "NCCL_JACCL_RELAY", 1, 0, 1, NULL, NULL, S_CABLES,
+              "`1` relays a connection between two nodes that share no cable (the opposite "
+              "nodes of a ring of four) through a node cabled to both, whose jaccl forwards the "
+              "bytes (tcp fabric only; see docs/topologies.md). Each rank answers relay queries "
+              "and forwards while its fabric is open. `0` = never relay, and never answer: such "
+              "a connection fails with a WARN naming the subnets no cable reaches."),
+        P_INT(JP_RELAY_PORT, "NCCL_JACCL_RELAY_PORT", 24816, 1, 65535, NULL, NULL, S_CABLES,
+              "UDP port on which every rank listens for relay queries, and to which a rank "
+              "that needs a relay broadcasts its query on each cable. Every rank of a job must "
+              "use the same port, and a firewall must let UDP to it through on the cables."),
         P_INT(JP_NSOCKS, "NCCL_JACCL_NSOCKS", 2, 1, 16, NULL, NULL, S_P2P,
               "TCP sockets per point-to-point connection. A large message is striped over all "
               "of them, which helps on fast links where one TCP stream cannot fill the wire."),

@@ -15,6 +15,8 @@ enum jaccl_param_id {
     JP_SOCKET_IFNAME,  /* string: NCCL interface list syntax */
     JP_SOCKET_FAMILY,  /* string: "", AF_INET, AF_INET6 */
     JP_HCA,            /* string: NCCL_IB_HCA syntax (verbs back end) */
+    JP_RELAY,          /* int: 1 = relay connections between nodes that share no cable */
+    JP_RELAY_PORT,     /* int: UDP port relay queries go to */
     JP_NSOCKS,         /* int: sockets (lanes) per p2p connection */
     JP_TIMEOUT,        /* int: seconds; liveness deadline for every wait */
     JP_MIN_CHUNK,      /* int: bytes; smallest stripe per lane */

@@ -17,6 +17,10 @@
  * set-up, NSOCKS lanes per peer) before the accepting thread gets to run. */
 #define LISTEN_BACKLOG 256
 
+#ifndef IP_BIND_ADDRESS_NO_PORT /* Linux 4.2; glibc's netinet/in.h may not name it */
+#define IP_BIND_ADDRESS_NO_PORT 24
+#endif
+
 socklen_t jaccl_sockaddr_len(const union jaccl_sockaddr *a)
 {
     switch (a->sa.sa_family) {
@@ -58,6 +62,18 @@ const char *jaccl_sockaddr_str(const union jaccl_sockaddr *a, char *buf, size_t 
     return buf;
 }
 
+const char *jaccl_host_str(const union jaccl_sockaddr *a, char *buf, size_t len)
+{
+    char host[INET6_ADDRSTRLEN] = "?";
+    if (a->sa.sa_family == AF_INET || a->sa.sa_family == AF_INET6)
+        inet_ntop(a->sa.sa_family,
+                  a->sa.sa_family == AF_INET ? (const void *)&a->sin.sin_addr
+                                             : (const void *)&a->sin6.sin6_addr,
+                  host, sizeof(host));
+    snprintf(buf, len, "%s", host);
+    return buf;
+}
+
 static int new_socket(const union jaccl_sockaddr *addr)
 {
     if (jaccl_sockaddr_len(addr) == 0)
@@ -94,9 +110,27 @@ int jaccl_sock_listen(union jaccl_sockaddr *addr)
 
 int jaccl_sock_connect_nb(const union jaccl_sockaddr *addr)
 {
+    return jaccl_sock_connect_from_nb(NULL, addr);
+}
+
+/* Binds fd to the local address `from` with the port left to connect(), which can then reuse
+ * one port towards different peers (IP_BIND_ADDRESS_NO_PORT). */
+static int bind_source(int fd, const union jaccl_sockaddr *from)
+{
+    union jaccl_sockaddr a = *from;
+    a.sin.sin_port = 0; /* same offset in sin and sin6 */
+    int one = 1;
+    (void)setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
+    return bind(fd, &a.sa, jaccl_sockaddr_len(&a)) == 0 ? 0 : -errno;
+}
+
+int jaccl_sock_connect_from_nb(const union jaccl_sockaddr *from, const union jaccl_sockaddr *addr)
+{
     int fd = new_socket(addr);
     if (fd < 0)
         return fd;
+    if (from && from->sa.sa_family == addr->sa.sa_family && bind_source(fd, from) != 0)
+        return fail_close(fd);
     /* EINTR: the connection attempt carries on asynchronously, like EINPROGRESS. */
     if (connect(fd, &addr->sa, jaccl_sockaddr_len(addr)) != 0 && errno != EINPROGRESS &&
         errno != EINTR)

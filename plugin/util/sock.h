@@ -19,6 +19,16 @@ union jaccl_sockaddr {
 struct jaccl_ifaddr {
     char name[64];
     union jaccl_sockaddr addr; /* port 0 */
+    int prefix;                /* the subnet's prefix length (from the netmask) */
+};
+
+/* A link: an address of this host, or a peer's, with the prefix length of its subnet. Two
+ * links whose addresses share that subnet are joined by a cable or a switch (util/subnet.h).
+ * prefix 0 = unknown: the link is taken to reach every address of its family, as a switched
+ * network would. */
+struct jaccl_link {
+    union jaccl_sockaddr addr;
+    int prefix;
 };
 
 /* Interfaces chosen like NCCL's ncclFindInterfaces: `spec` in NCCL_SOCKET_IFNAME syntax;
@@ -32,12 +42,17 @@ int jaccl_find_interfaces(const char *spec, int family, struct jaccl_ifaddr *out
 /* "a.b.c.d:port" / "[v6]:port", into buf; returns buf. */
 const char *jaccl_sockaddr_str(const union jaccl_sockaddr *a, char *buf, size_t len);
 socklen_t jaccl_sockaddr_len(const union jaccl_sockaddr *a);
+/* The address alone ("10.0.0.1", "fe80::1"), into buf; returns buf. */
+const char *jaccl_host_str(const union jaccl_sockaddr *a, char *buf, size_t len);
 
 /* Listening socket bound to addr with port 0 (ephemeral); the bound address (with its port) is
  * written back to *addr. Non-blocking. Returns fd or -errno. */
 int jaccl_sock_listen(union jaccl_sockaddr *addr);
 /* Non-blocking connect started; returns fd or -errno. Completion: jaccl_sock_connected(). */
 int jaccl_sock_connect_nb(const union jaccl_sockaddr *addr);
+/* The same from a given local address (port 0: any), so that the connection leaves by that
+ * address's interface; from = NULL: the kernel chooses. */
+int jaccl_sock_connect_from_nb(const union jaccl_sockaddr *from, const union jaccl_sockaddr *addr);
 /* 1 connected, 0 still in progress, -errno failed. */
 int jaccl_sock_connected(int fd);
 /* accept4 non-blocking; returns fd, -EAGAIN when nothing pending, or -errno. */

@@ -10,6 +10,7 @@
 
 #include "util/ifmatch.h"
 #include "util/log.h"
+#include "util/subnet.h"
 
 struct if_filter {
     struct jaccl_iflist list;
@@ -57,6 +58,7 @@ static void store(struct jaccl_ifaddr *e, const struct ifaddrs *ifa)
     else
         e->addr.sin6 = *(const struct sockaddr_in6 *)ifa->ifa_addr;
     e->addr.sin.sin_port = 0; /* same offset in sin and sin6 */
+    e->prefix = jaccl_mask_prefix(ifa->ifa_netmask);
 }
 
 static int find_name(const struct jaccl_ifaddr *out, int n, const char *name)

@@ -15,6 +15,7 @@
 #include "core/coll.h"
 #include "core/handle.h"
 #include "core/p2p.h"
+#include "core/relay_wire.h"
 #include "fabric/tcp/tcp_wire.h"
 #include "fabric/verbs/verbs_wire.h"
 
@@ -41,28 +42,60 @@ static void seed(const char *target, const char *name, const void *pre, size_t n
     }
 }
 
+static struct jaccl_link seed_link(int family, const char *addr, int port, int prefix)
+{
+    struct jaccl_link l = {.prefix = prefix};
+    l.addr.sa.sa_family = (sa_family_t)family;
+    l.addr.sin.sin_port = htons((uint16_t)port);
+    inet_pton(family, addr,
+              family == AF_INET ? (void *)&l.addr.sin.sin_addr : (void *)&l.addr.sin6.sin6_addr);
+    return l;
+}
+
 static void handles(void)
 {
-    struct jaccl_handle h = {
-            .kind = JH_P2P, .secret = 0x1234567890abcdefull, .nlanes = 2, .fabric = 1, .dev = 0};
+    struct jaccl_handle h = {.kind = JH_P2P,
+                             .secret = 0x1234567890abcdefull,
+                             .host = 0x1122334455667788ull,
+                             .nlanes = 2,
+                             .fabric = 1,
+                             .dev = 0,
+                             .nlinks = 1};
     unsigned char out[128];
-    h.addr.sin.sin_family = AF_INET;
-    h.addr.sin.sin_port = htons(40000);
-    h.addr.sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    h.links[0] = seed_link(AF_INET, "127.0.0.1", 40000, 8);
     jaccl_handle_encode(&h, out);
     seed("fuzz_handle_p2p", "inet", out, sizeof(out), NULL, 0);
-    h.addr.sin6.sin6_family = AF_INET6;
-    h.addr.sin6.sin6_addr = in6addr_loopback;
-    h.addr.sin6.sin6_port = htons(40001);
+    h.links[0] = seed_link(AF_INET6, "::1", 40001, 128);
     jaccl_handle_encode(&h, out);
     seed("fuzz_handle_p2p", "inet6", out, sizeof(out), NULL, 0);
+    h.nlinks = 3; /* a node with two cables: every link on its own subnet */
+    h.links[0] = seed_link(AF_INET, "10.77.1.1", 40002, 24);
+    h.links[1] = seed_link(AF_INET, "10.77.4.1", 40003, 24);
+    h.links[2] = seed_link(AF_INET6, "fd00:77::1", 40004, 64);
+    jaccl_handle_encode(&h, out);
+    seed("fuzz_handle_p2p", "cables", out, sizeof(out), NULL, 0);
     h = (struct jaccl_handle){
-            .kind = JH_COLL, .secret = 7, .nlanes = 3, .fabric = 1, .coll_rank = 1};
-    h.addr.sin.sin_family = AF_INET;
-    h.addr.sin.sin_port = htons(40002);
-    h.addr.sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            .kind = JH_COLL, .secret = 7, .host = 9, .nlanes = 3, .fabric = 1, .coll_rank = 1};
+    h.nlinks = 2;
+    h.links[0] = seed_link(AF_INET, "10.77.1.2", 40005, 24);
+    h.links[1] = seed_link(AF_INET, "10.77.2.2", 40006, 24);
     jaccl_handle_encode(&h, out);
     seed("fuzz_handle_coll", "inet", out, sizeof(out), NULL, 0);
+}
+
+/* The relay's messages (core/relay_wire.h). */
+static void relay_wire(void)
+{
+    struct relay_query q = {.id = 42, .nlinks = 2};
+    q.links[0] = seed_link(AF_INET, "10.77.2.3", 40007, 24);
+    q.links[1] = seed_link(AF_INET, "10.77.3.3", 40008, 24);
+    uint8_t b[RELAY_QUERY_MAX];
+    seed("fuzz_relay_wire", "query", b, relay_query_encode(&q, b), NULL, 0);
+    relay_answer_encode(&(struct relay_answer){.id = 42, .link = 1, .port = 45000}, b);
+    seed("fuzz_relay_wire", "answer", b, RELAY_ANSWER_LEN, NULL, 0);
+    union jaccl_sockaddr t = seed_link(AF_INET, "10.77.2.3", 40007, 24).addr;
+    jaccl_relay_preamble(&t, b);
+    seed("fuzz_relay_wire", "preamble", b, JACCL_RELAY_PREAMBLE, NULL, 0);
 }
 
 static void tcp_frames(void)
@@ -198,6 +231,7 @@ int main(int argc, char **argv)
         return 1;
     }
     handles();
+    relay_wire();
     tcp_frames();
     tcp_streams();
     p2p_cts();

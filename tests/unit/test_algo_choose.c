@@ -15,7 +15,8 @@
 
 static struct algo_choice auto_choice(void)
 {
-    return (struct algo_choice){.mesh_connected = 1,
+    return (struct algo_choice){.usable = ALGO_BIT(ALGO_RING) | ALGO_BIT(ALGO_MESH) |
+                                          ALGO_BIT(ALGO_RHD),
                                 .force = ALGO_AUTO,
                                 .mesh_max_bytes = 65536,
                                 .mesh_max_ranks = 8,
@@ -44,7 +45,9 @@ static void test_choice(void **state)
     ch.force = ALGO_MESH;
     assert_int_equal(pick(4, 1u << 24, &ch), ALGO_MESH);
     ch = auto_choice();
-    ch.mesh_connected = 0;
+    ch.usable = ALGO_BIT(ALGO_RING); /* the cables carry no mesh */
+    assert_int_equal(pick(2, 10, &ch), ALGO_RING);
+    ch.force = ALGO_MESH;
     assert_int_equal(pick(2, 10, &ch), ALGO_RING);
     ch = auto_choice();
     ch.mesh_max_bytes = 0;
@@ -74,11 +77,48 @@ static void test_choice_rhd(void **state)
     assert_int_equal(pick(8, 1u << 26, &ch), ALGO_RHD);
     assert_int_equal(pick(5, 10, &ch), ALGO_RING);
     assert_int_equal(pick(1, 10, &ch), ALGO_LOCAL);
-    ch.mesh_connected = 0; /* no connection to the partners */
+    ch.usable &= ~ALGO_BIT(ALGO_RHD); /* no cable to the partners */
     assert_int_equal(pick(4, 100000, &ch), ALGO_RING);
     ch.force = ALGO_AUTO;
     assert_int_equal(pick(4, 100000, &ch), ALGO_RING);
     assert_string_equal(algo_name(ALGO_RHD), "rhd");
+}
+
+/* What a group asks connections for: the forced algorithm where it fits (the ring always),
+ * else whatever auto may pick, all-pairs ones only within the rank cap. */
+static void test_wanted(void **state)
+{
+    (void)state;
+    struct algo_choice ch = auto_choice();
+    unsigned ring = ALGO_BIT(ALGO_RING), mesh = ALGO_BIT(ALGO_MESH), rhd = ALGO_BIT(ALGO_RHD);
+    assert_int_equal(algo_wanted(4, &ch) & (ring | mesh | rhd), ring | mesh);
+    ch.rhd_max_bytes = 1 << 20;
+    assert_int_equal(algo_wanted(4, &ch) & (ring | mesh | rhd), ring | mesh | rhd);
+    assert_int_equal(algo_wanted(6, &ch) & (ring | mesh | rhd), ring | mesh);
+    assert_int_equal(algo_wanted(16, &ch) & (ring | mesh | rhd), ring); /* above the cap */
+    ch.force = ALGO_RHD;
+    assert_int_equal(algo_wanted(16, &ch) & (ring | mesh | rhd), ring | rhd);
+    assert_int_equal(algo_wanted(6, &ch) & (ring | mesh | rhd), ring);
+}
+
+/* Who talks to whom: the ring's neighbours follow its order, halving-doubling's partners
+ * differ in one bit, the mesh joins every pair. */
+static void test_talks(void **state)
+{
+    (void)state;
+    struct algo_ring_order o;
+    int16_t at[4] = {0, 2, 1, 3};
+    algo_ring_order_set(&o, at, 4);
+    const struct algo_ops *ring = algo_ops_of(ALGO_RING), *rhd = algo_ops_of(ALGO_RHD);
+    assert_true(ring->talks(&o, 4, 0, 2));
+    assert_true(ring->talks(&o, 4, 3, 0));
+    assert_false(ring->talks(&o, 4, 0, 1));
+    assert_true(ring->talks(NULL, 4, 0, 1));
+    assert_true(rhd->talks(NULL, 4, 1, 3));
+    assert_false(rhd->talks(NULL, 4, 1, 2));
+    assert_false(rhd->talks(NULL, 6, 0, 1));
+    assert_true(algo_ops_of(ALGO_MESH)->talks(NULL, 5, 0, 4));
+    assert_false(algo_ops_of(ALGO_MESH)->talks(NULL, 5, 4, 4));
 }
 
 /* The signature covers the call, not the rank. */
@@ -106,9 +146,9 @@ static void test_signature(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_choice),
-            cmocka_unit_test(test_choice_rhd),
-            cmocka_unit_test(test_signature),
+            cmocka_unit_test(test_choice),    cmocka_unit_test(test_choice_rhd),
+            cmocka_unit_test(test_signature), cmocka_unit_test(test_wanted),
+            cmocka_unit_test(test_talks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

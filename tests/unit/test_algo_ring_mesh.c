@@ -552,6 +552,7 @@ struct tcase {
     int shape;    /* 0: the plugin's own shape; 1: small frames, every wire, both directions */
     int win;      /* reduce-scatter / all-gather: a window inside the segments */
     int mixed;    /* the second operation runs the other algorithm on the same streams */
+    int perm;     /* the ring in a shuffled order, as cables may make it (not rank order) */
     const struct dt *d;
     uint64_t seed;
 };
@@ -588,10 +589,29 @@ static enum algo_id algo_of(const struct tcase *tc, int j)
     return tc->algo;
 }
 
+/* A ring order for n ranks, shuffled by seed (every rank of a case uses the same one). */
+static const struct algo_ring_order *order_of(const struct tcase *tc)
+{
+    static struct algo_ring_order o;
+    int16_t at[MAXR];
+    uint64_t s = tc->seed * 2654435761u + 1;
+    for (int i = 0; i < tc->n; i++)
+        at[i] = (int16_t)i;
+    for (int i = tc->n - 1; i > 0; i--) {
+        int k = (int)(rnd(&s) % (uint32_t)(i + 1));
+        int16_t t = at[i];
+        at[i] = at[k];
+        at[k] = t;
+    }
+    algo_ring_order_set(&o, at, tc->n);
+    return &o;
+}
+
 static void shape(const struct tcase *tc, int j, struct algo_op *op)
 {
     struct algo_geom *g = &op->g;
     op->algo = algo_of(tc, j);
+    g->order = tc->perm ? order_of(tc) : NULL;
     if (op->algo == ALGO_RING)
         algo_geom_ring_shape(g, tc->wires);
     else if (op->algo == ALGO_MESH)
@@ -784,6 +804,9 @@ static void sweep(enum algo_id algo, enum algo_kind kind)
                                        .seed = seed + 100 * (uint64_t)cls};
                     run_case(&tc);
                     runs++;
+                    tc.perm = algo == ALGO_RING && n > 2; /* again in a cabled order */
+                    if (tc.perm)
+                        run_case(&tc);
                 }
         }
     assert_true(runs > 0);

@@ -274,7 +274,7 @@ static void test_slots(void **st)
     const struct fab_ops *tcp = fab_backend(backend_index("tcp"));
     const struct fab_ops *verbs = fab_backend(backend_index("verbs"));
     const struct fab_ops *ops = NULL;
-    union jaccl_sockaddr a;
+    struct jaccl_link a;
     char s[80];
 
     assert_int_equal(tcp->handle_id, 1); /* wire values */
@@ -287,20 +287,21 @@ static void test_slots(void **st)
 
     assert_true(fab_select(&ops) >= 1);
     assert_ptr_equal(ops, tcp);
-    assert_int_equal(ops->dev_addr(0, &a), 0);
-    jaccl_sockaddr_str(&a, s, sizeof(s));
+    assert_int_equal(ops->dev_link(0, &a), 0);
+    jaccl_sockaddr_str(&a.addr, s, sizeof(s));
     assert_string_equal(s, "127.0.0.1:0");
-    assert_int_equal(ops->dev_addr(ops->ndevs(), &a), -EINVAL);
+    assert_int_equal(a.prefix, 8);
+    assert_int_equal(ops->dev_link(ops->ndevs(), &a), -EINVAL);
     assert_null(ops->why_unavailable());
     fab_shutdown();
 
     fk_add_dev("rxe0", 1); /* GID 1 is ::ffff:10.0.0.1 */
     assert_int_equal(fab_select(&ops), 1);
     assert_ptr_equal(ops, verbs);
-    assert_int_equal(ops->dev_addr(0, &a), 0);
-    jaccl_sockaddr_str(&a, s, sizeof(s));
+    assert_int_equal(ops->dev_link(0, &a), 0);
+    jaccl_sockaddr_str(&a.addr, s, sizeof(s));
     assert_string_equal(s, "10.0.0.1:0");
-    assert_int_equal(ops->dev_addr(1, &a), -EINVAL);
+    assert_int_equal(ops->dev_link(1, &a), -EINVAL);
     assert_null(ops->why_unavailable());
 }
 

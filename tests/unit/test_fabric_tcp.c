@@ -204,7 +204,7 @@ static int clock_restore(void **state)
 static void test_devices(void **state)
 {
     const struct jaccl_param_desc *d = jaccl_param_desc(JP_SOCKET_IFNAME);
-    union jaccl_sockaddr a;
+    struct jaccl_link a;
     int n;
 
     setenv(d->name, "lo", 1);
@@ -221,15 +221,16 @@ static void test_devices(void **state)
         assert_true(info->speed_mbps > 0);
         assert_int_equal(info->max_comms, 65536);
         assert_int_equal(info->max_msg_bytes, (size_t)1 << 30);
-        assert_int_equal(fab_tcp_dev_addr(i, &a), 0);
-        assert_true(a.sa.sa_family == AF_INET || a.sa.sa_family == AF_INET6);
+        assert_int_equal(fab_tcp_dev_link(i, &a), 0);
+        assert_true(a.addr.sa.sa_family == AF_INET || a.addr.sa.sa_family == AF_INET6);
+        assert_true(a.prefix > 0); /* every interface has a netmask */
         for (int j = 0; j < i; j++)
             assert_string_not_equal(info->name, F->dev_info(j)->name);
     }
     assert_string_equal(F->dev_info(0)->name, "lo");
     assert_int_equal(F->dev_info(0)->speed_mbps, 10000); /* lo has no speed: fallback */
     assert_null(F->dev_info(n));
-    assert_int_equal(fab_tcp_dev_addr(n, &a), -EINVAL);
+    assert_int_equal(fab_tcp_dev_link(n, &a), -EINVAL);
     F->fini();
     assert_int_equal(F->ndevs(), 0);
     unsetenv(d->name);

@@ -127,17 +127,17 @@ static void test_properties(void **st)
 
 static void test_gid_by_content_and_address(void **st)
 {
-    union jaccl_sockaddr a;
+    struct jaccl_link l;
     char s[64];
 
     setup_devs();
     assert_int_equal(init_with("=rxe0", NULL), 1);
     assert_int_equal(vb_dev_get(0)->gid_index, 3);
-    assert_int_equal(fab_verbs_dev_addr(0, &a), 0);
-    assert_int_equal(a.sa.sa_family, AF_INET);
-    inet_ntop(AF_INET, &a.sin.sin_addr, s, sizeof(s));
+    assert_int_equal(fab_verbs_dev_link(0, &l), 0);
+    assert_int_equal(l.addr.sa.sa_family, AF_INET);
+    inet_ntop(AF_INET, &l.addr.sin.sin_addr, s, sizeof(s));
     assert_string_equal(s, "10.9.0.8");
-    assert_int_equal(fab_verbs_dev_addr(1, &a), -EINVAL);
+    assert_int_equal(fab_verbs_dev_link(1, &l), -EINVAL);
 }
 
 static void test_gid_forced_index(void **st)
@@ -151,7 +151,7 @@ static void test_gid_forced_index(void **st)
 
 static void test_gid_none_usable(void **st)
 {
-    union jaccl_sockaddr g;
+    struct jaccl_link g;
     struct fk_dev *d;
 
     setup_devs();
@@ -166,7 +166,7 @@ static void test_gid_none_usable(void **st)
     setenv("NCCL_JACCL_SOCKET_IFNAME", "=nonexistent0", 1); /* no fallback interface either */
     assert_int_equal(init_with("=rxe0", NULL), 1);
     assert_int_equal(vb_dev_get(0)->gid_index, 5);
-    assert_int_equal(fab_verbs_dev_addr(0, &g), -ENODEV);
+    assert_int_equal(fab_verbs_dev_link(0, &g), -ENODEV);
 }
 
 static void test_gid_helpers(void **st)

@@ -9,8 +9,8 @@
 
 extern const struct fab_ops fab_tcp_ops;
 
-/* fab_tcp_ops.dev_addr: the IP address (port 0) of device `dev` as found by init(). Returns 0,
- * or -EINVAL for an unknown device. */
-int fab_tcp_dev_addr(int dev, union jaccl_sockaddr *out);
+/* fab_tcp_ops.dev_link: the IP address (port 0) and prefix of device `dev` as found by init().
+ * Returns 0, or -EINVAL for an unknown device. */
+int fab_tcp_dev_link(int dev, struct jaccl_link *out);
 
 #endif

@@ -21,7 +21,7 @@
 
 struct tcp_dev {
     struct fab_dev_info info;
-    union jaccl_sockaddr addr;
+    struct jaccl_link link;
 };
 
 static struct tcp_dev g_dev[TCP_MAX_DEVS];
@@ -70,7 +70,7 @@ static void tcp_dev_fill(struct tcp_dev *d, int idx, const struct jaccl_ifaddr *
     d->info.latency_us = 0;
     d->info.max_comms = TCP_MAX_COMMS;
     d->info.max_msg_bytes = TCP_MAX_MSG;
-    d->addr = ifa->addr;
+    d->link = (struct jaccl_link){.addr = ifa->addr, .prefix = ifa->prefix};
 }
 
 static void tcp_dev_log(void)
@@ -80,9 +80,9 @@ static void tcp_dev_log(void)
 
     line[0] = '\0';
     for (int i = 0; i < g_ndev && off < sizeof(line); i++) {
-        jaccl_sockaddr_str(&g_dev[i].addr, addr, sizeof(addr));
-        off += (size_t)snprintf(line + off, sizeof(line) - off, " [%d]%s<%s>", i,
-                                g_dev[i].info.name, addr);
+        jaccl_sockaddr_str(&g_dev[i].link.addr, addr, sizeof(addr));
+        off += (size_t)snprintf(line + off, sizeof(line) - off, " [%d]%s<%s/%d>", i,
+                                g_dev[i].info.name, addr, g_dev[i].link.prefix);
     }
     JINFO(NCCL_INIT | NCCL_NET, "TCP fabric: %d device(s):%s", g_ndev, line);
 }
@@ -131,11 +131,11 @@ const struct fab_dev_info *fab_tcp_dev_info(int dev)
     return dev >= 0 && dev < g_ndev ? &g_dev[dev].info : NULL;
 }
 
-int fab_tcp_dev_addr(int dev, union jaccl_sockaddr *out)
+int fab_tcp_dev_link(int dev, struct jaccl_link *out)
 {
     if (dev < 0 || dev >= g_ndev)
         return -EINVAL;
-    *out = g_dev[dev].addr;
+    *out = g_dev[dev].link;
     return 0;
 }
 

@@ -10,9 +10,9 @@
 
 extern const struct fab_ops fab_verbs_ops;
 
-/* fab_verbs_ops.dev_addr: the IP address (port 0) of the netdev behind device `dev`'s port. Returns
- * 0, or -EINVAL for an unknown device, -ENODEV when the port has no IP address. */
-int fab_verbs_dev_addr(int dev, union jaccl_sockaddr *out);
+/* fab_verbs_ops.dev_link: the IP address (port 0) and prefix of the netdev behind device `dev`'s
+ * port. Returns 0, or -EINVAL for an unknown device, -ENODEV when the port has no IP address. */
+int fab_verbs_dev_link(int dev, struct jaccl_link *out);
 
 /* fab_verbs_ops.why_unavailable: why the last init() found no usable device (library missing,
  * no device, no active port, nothing left after NCCL_JACCL_HCA); NULL if it found some. */

@@ -14,6 +14,7 @@
 #include "util/ifmatch.h"
 #include "util/log.h"
 #include "util/param.h"
+#include "util/subnet.h"
 
 #define VB_RXE_VENDOR 0xffffff /* what the kernel's soft-RoCE driver reports */
 
@@ -48,6 +49,7 @@ static void dev_find_addr(struct vb_dev *d, struct ibv_context *ctx)
 
     if (d->gid_index >= 0 && vb_gid_ipv4(&d->gid, &d->addr)) {
         d->have_addr = 1;
+        d->prefix = jaccl_local_prefix(&d->addr);
         return;
     }
     nd[0] = '\0';
@@ -57,6 +59,7 @@ static void dev_find_addr(struct vb_dev *d, struct ibv_context *ctx)
     if ((nd[0] && jaccl_find_interfaces(spec, 0, &ifa, 1) == 1) ||
         jaccl_find_interfaces(jaccl_param_str(JP_SOCKET_IFNAME), 0, &ifa, 1) == 1) {
         d->addr = ifa.addr;
+        d->prefix = ifa.prefix;
         d->have_addr = 1;
     }
 }
@@ -198,13 +201,13 @@ const struct fab_dev_info *fab_verbs_dev_info(int dev)
     return dev >= 0 && dev < g_ndev ? &g_dev[dev].info : NULL;
 }
 
-int fab_verbs_dev_addr(int dev, union jaccl_sockaddr *out)
+int fab_verbs_dev_link(int dev, struct jaccl_link *out)
 {
     if (dev < 0 || dev >= g_ndev)
         return -EINVAL;
     if (!g_dev[dev].have_addr)
         return -ENODEV;
-    *out = g_dev[dev].addr;
+    *out = (struct jaccl_link){.addr = g_dev[dev].addr, .prefix = g_dev[dev].prefix};
     return 0;
 }
 

@@ -60,6 +60,7 @@ struct vb_dev {
     int soft_roce;  /* rxe: its UC responder cannot lose a packet mid-message (verbs_ep.c) */
     int have_addr;
     union jaccl_sockaddr addr; /* side-channel address (port 0) */
+    int prefix;                /* of the interface carrying addr: which peers it reaches */
 };
 
 struct vb_dev *vb_dev_get(int dev);
