@@ -315,14 +315,35 @@ start_job() {
     for ((r = 0; r < N; r++)); do start_rank "$name" "$r" "${@:2}"; done
 }
 
-# Waits for every rank; exit codes in RC[r], elapsed seconds since $1 in ENDED[r].
+# wait_job [T0 [UNTIL]]: waits for every rank; exit codes in RC[r], seconds since T0 in
+# ENDED[r]. With UNTIL, ranks still running UNTIL seconds after T0 are killed and count as
+# hung (RC 124), instead of running on to their own timeout.
 wait_job() {
-    local t0=${1:-$SECONDS} r
+    local t0=${1:-$SECONDS} until=${2:-} r left=1
+    local -a hung=()
     RC=() ENDED=()
+    if [ -n "$until" ]; then
+        while [ "$left" = 1 ] && [ $((SECONDS - t0)) -le "$until" ]; do
+            left=0
+            for ((r = 0; r < N; r++)); do
+                if kill -0 "${PIDS[r]}" 2>/dev/null; then
+                    left=1
+                elif [ -z "${ENDED[r]:-}" ]; then
+                    ENDED[r]=$((SECONDS - t0))
+                fi
+            done
+            [ "$left" = 1 ] && sleep 0.2
+        done
+        if [ "$left" = 1 ]; then
+            for ((r = 0; r < N; r++)); do kill -0 "${PIDS[r]}" 2>/dev/null && hung[r]=1; done
+            kill_ns_procs "${NSS[@]}"
+        fi
+    fi
     for ((r = 0; r < N; r++)); do
         wait "${PIDS[r]}"
         RC[r]=$?
-        ENDED[r]=$((SECONDS - t0))
+        [ -n "${ENDED[r]:-}" ] || ENDED[r]=$((SECONDS - t0))
+        [ -n "${hung[r]:-}" ] && RC[r]=124
     done
     PIDS=()
     counters >"$LOGS/.after"
@@ -469,6 +490,9 @@ t_coll() {
 # 200 Mbit/s, so that it runs for 25 s or more; it stops at the first error.
 STREAM_ARGS=(-b 1M -n 1200 -W 4)
 TMO=3
+# A broken connection must fail within this after the event: the liveness deadline, the 5 s
+# a failed rank gives the rendezvous, and slack. Ranks still running 5 s later are hung.
+FAULT_LIMIT=$(((TMO + 5) * SLOW + 10))
 
 # Waits until ranks $2 and $3 of run $1 print "streaming", then $4 more seconds. 0 or 1.
 when_streaming() {
@@ -494,13 +518,13 @@ when_streaming() {
 judge_fault() {
     local name=$1 t0=$2 a=$3 b=$4 killed=${5:--1}
     shift 5
-    local needles=("$@") limit=$(((TMO + 5) * SLOW + 10)) r rcs="" why=""
+    local needles=("$@") limit=$FAULT_LIMIT r rcs="" why=""
     for ((r = 0; r < N; r++)); do rcs="$rcs ${RC[r]}@$((ENDED[r]))s"; done
     say "$TOPO $name: exits (code@seconds after the event)$rcs; limit $limit s"
     for ((r = 0; r < N; r++)); do
         [ "$r" = "$killed" ] && continue
         if [ "${RC[r]}" = 124 ] || [ "${RC[r]}" = 137 ]; then
-            why="rank $r hung (killed by timeout)"
+            why="rank $r hung (still running $((FAULT_LIMIT + 5)) s after the event: killed)"
         elif [ "${ENDED[r]}" -gt "$limit" ]; then
             why="rank $r took ${ENDED[r]} s to end (limit $limit s)"
         fi
@@ -536,7 +560,7 @@ t_down() {
     local dev why="" t0
     dev=$(iface_towards 0 1)
     qdisc_all tbf rate 200mbit burst 256k latency 100ms || { verdict down 1 "cannot add tbf"; return; }
-    start_job down $((240)) NCCL_JACCL_TIMEOUT=$TMO -- "$BUILD/tests/mp_topo_p2p" stream 0 1 "${STREAM_ARGS[@]}"
+    start_job down 120 NCCL_JACCL_TIMEOUT=$TMO -- "$BUILD/tests/mp_topo_p2p" stream 0 1 "${STREAM_ARGS[@]}"
     t0=$SECONDS
     if when_streaming down 0 1 2; then
         ip -n "${NSS[0]}" link set "$dev" down
@@ -545,7 +569,7 @@ t_down() {
     else
         why="the stream between nodes 0 and 1 did not start"
     fi
-    wait_job "$t0"
+    wait_job "$t0" $((FAULT_LIMIT + 5))
     restore
     if [ -z "$why" ]; then
         judge_fault down "$t0" 0 1 -1
@@ -559,7 +583,7 @@ t_down() {
 t_relay_one() {
     local mode=$1 name=relay-$1 why="" t0 via relay needles=()
     qdisc_all tbf rate 200mbit burst 256k latency 100ms || { verdict "$name" 1 "cannot add tbf"; return; }
-    start_job "$name" 240 NCCL_JACCL_TIMEOUT=$TMO -- "$BUILD/tests/mp_topo_p2p" stream 0 2 "${STREAM_ARGS[@]}"
+    start_job "$name" 120 NCCL_JACCL_TIMEOUT=$TMO -- "$BUILD/tests/mp_topo_p2p" stream 0 2 "${STREAM_ARGS[@]}"
     t0=$SECONDS
     if ! when_streaming "$name" 0 2 2; then
         why="the relayed stream between nodes 0 and 2 did not start"
@@ -585,7 +609,7 @@ t_relay_one() {
         fi
     fi
     [ -n "$why" ] && kill_ns_procs "${NSS[@]}"
-    wait_job "$t0"
+    wait_job "$t0" $((FAULT_LIMIT + 5))
     restore
     if [ -z "$why" ]; then
         judge_fault "$name" "$t0" 0 2 "$([ "$mode" = kill ] && echo "$relay" || echo -1)" "${needles[@]}"
