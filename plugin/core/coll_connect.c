@@ -139,7 +139,9 @@ static int start_connectors(struct coll_connect_state *x)
             continue;
         uint32_t tag = (uint32_t)COLL_TAG_MAGIC << 16 | (pair ? TAG_PAIR : 0) | (uint32_t)c->rank;
         struct jaccl_route r;
-        int direct = jaccl_route_direct(&x->hs[p], c->dev, !c->ops->lanes_are_socks, &r) == 0;
+        int direct = jaccl_route_direct(
+                             &x->hs[p], c->dev,
+                             c->ops->lanes_are_socks ? JACCL_ROUTE_ANY : JACCL_ROUTE_PREF, &r) == 0;
         struct jaccl_conn_setup s = x->setup;
         s.peer = x->desc[p]; /* the address it reached, and its relay */
         s.peer_len = sizeof(x->desc[p]);
@@ -149,10 +151,15 @@ static int start_connectors(struct coll_connect_state *x)
                 direct || c->ops->lanes_are_socks
                         ? jaccl_connector_start(&x->hs[p], direct ? &r : NULL, tag, &s, &x->conn[p])
                         : -ENETUNREACH;
-        if (rc != 0) {
+        if (rc == -ENETUNREACH && !c->ops->lanes_are_socks)
+            JWARN("CollNet connect: no cable of device %d (%s) reaches rank %d (%s): on verbs a "
+                  "CollNet comm keeps to one RDMA device and cannot relay; with a cable per "
+                  "neighbour on separate devices, use NCCL_JACCL_FABRIC=tcp (docs/topologies.md)",
+                  c->dev, jaccl_dev_name(c->dev), p, x->desc[p]);
+        else if (rc != 0)
             JWARN("CollNet connect: cannot start connecting to rank %d (%s)", p, x->desc[p]);
+        if (rc != 0)
             return rc;
-        }
     }
     return 0;
 }

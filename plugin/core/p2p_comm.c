@@ -319,7 +319,9 @@ static int connect_start(void *ctx, int dev, void *handle, int ctx_tc, struct pe
         return -EINVAL;
     }
     struct jaccl_route route;
-    int relayed = jaccl_route_direct(&h, dev, !ops->lanes_are_socks, &route) != 0;
+    int relayed =
+            jaccl_route_direct(&h, dev, ops->lanes_are_socks ? JACCL_ROUTE_ANY : JACCL_ROUTE_ONE,
+                               &route) != 0;
     if (relayed && !ops->lanes_are_socks) {
         warn_no_cable(&h);
         return -ENETUNREACH;

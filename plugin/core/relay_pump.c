@@ -6,7 +6,11 @@
  * written while it holds bytes, so a slow side holds the other back through TCP's own flow
  * control and the relay's memory stays RELAY_BUF per direction. An end of stream is passed on
  * (shutdown) once the bytes before it are out; a reset or an error ends both sides with a
- * reset (SO_LINGER 0), so each end sees a failure, never a clean end that lost data. */
+ * reset (SO_LINGER 0), so each end sees a failure, never a clean end that lost data. Except the
+ * end of an endpoint that closed: it shuts its sending side first, then closes for good once
+ * its bytes are acknowledged (fab_sock_retire), so a side that resets after its own stream
+ * ended is retired: what the other side still sends it is read and dropped, as its reaper
+ * would, and its last bytes and end of stream still go through. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +30,7 @@ struct relay_dir { /* bytes read from side d, to be written to side 1 - d */
     char *buf;
     size_t head, len;
     int eof, shut; /* side d ended its stream; we passed that on */
+    int drop;      /* side 1 - d closed after its own stream ended: what comes is dropped */
 };
 
 struct relay_end {
@@ -199,11 +204,23 @@ static int pump_in(struct relay_sess *x, int d)
     return 0;
 }
 
+/* Side s is gone after ending its own stream: nothing more is written to it. */
+static int retire(struct relay_sess *x, int s)
+{
+    if (!x->dir[s].eof)
+        return -ECONNRESET; /* gone in mid-stream: a failure both ends must see */
+    x->dir[1 - s].drop = 1;
+    x->dir[1 - s].len = 0;
+    return 0;
+}
+
 /* Writes side d's buffered bytes to the other side, then passes its end of stream on. */
 static int pump_out(struct relay_sess *x, int d)
 {
     struct relay_dir *b = &x->dir[d];
     int to = x->fd[1 - d];
+    if (b->drop)
+        b->len = 0;
     while (b->len) {
         size_t n0 = b->head + b->len > RELAY_BUF ? RELAY_BUF - b->head : b->len;
         ssize_t n = send(to, b->buf + b->head, n0, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -212,11 +229,13 @@ static int pump_out(struct relay_sess *x, int d)
             b->len -= (size_t)n;
         } else if (n < 0 && errno == EINTR) {
             continue;
+        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            return 0;
         } else {
-            return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -EPIPE;
+            return retire(x, 1 - d);
         }
     }
-    if (b->eof && !b->shut) {
+    if (b->eof && !b->shut && !b->drop) {
         shutdown(to, SHUT_WR);
         b->shut = 1;
     }
@@ -233,7 +252,10 @@ static int pump(struct relay_sess *x)
         if (r < 0)
             return r;
     }
-    return x->dir[0].shut && x->dir[1].shut; /* both streams ended in order */
+    int done = 1; /* both streams ended in order (a dropped one: when its side ended it) */
+    for (int d = 0; d < 2; d++)
+        done &= x->dir[d].shut || (x->dir[d].drop && x->dir[d].eof);
+    return done;
 }
 
 void relay_sess_event(struct relay_svc *s, void *end, uint32_t events)
@@ -242,10 +264,11 @@ void relay_sess_event(struct relay_svc *s, void *end, uint32_t events)
     if (x->dead)
         return;
     /* (a connect that failed reports an error too: finish_onward says why) */
-    int r = events & EPOLLERR && x->state != SS_CONNECTING ? -ECONNRESET : 0;
+    int side = ((struct relay_end *)end)->side;
+    int r = events & EPOLLERR && x->state != SS_CONNECTING ? retire(x, side) : 0;
     if (r == 0 && x->state == SS_PREAMBLE)
         r = start_onward(s, x);
-    else if (r == 0 && x->state == SS_CONNECTING && ((struct relay_end *)end)->side == 1)
+    else if (r == 0 && x->state == SS_CONNECTING && side == 1)
         r = finish_onward(x);
     if (r == 0 && x->state != SS_PREAMBLE)
         r = pump(x);

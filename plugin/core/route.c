@@ -72,7 +72,22 @@ const union jaccl_sockaddr *jaccl_handle_addr(const struct jaccl_handle *h)
     return &h->links[0].addr;
 }
 
-int jaccl_route_direct(const struct jaccl_handle *h, int pref, int one_dev, struct jaccl_route *r)
+/* The fastest cables only: a 10 GbE management port that also reaches the peer must not take a
+ * share of the lanes of a 200 Gb/s cable. */
+static void keep_fastest(struct jaccl_route *r)
+{
+    int fastest = 0, keep = 0;
+    for (int i = 0; i < r->ncables; i++)
+        if (jaccl_dev_speed(r->cable[i].dev) > fastest)
+            fastest = jaccl_dev_speed(r->cable[i].dev);
+    for (int i = 0; i < r->ncables; i++)
+        if (jaccl_dev_speed(r->cable[i].dev) == fastest)
+            r->cable[keep++] = r->cable[i];
+    r->ncables = keep;
+}
+
+int jaccl_route_direct(const struct jaccl_handle *h, int pref, enum jaccl_route_devs which,
+                       struct jaccl_route *r)
 {
     struct jaccl_link mine[LINKS_MAX];
     int devs[LINKS_MAX];
@@ -80,14 +95,14 @@ int jaccl_route_direct(const struct jaccl_handle *h, int pref, int one_dev, stru
     memset(r, 0, sizeof(*r));
     r->ncables = jaccl_cables_match(mine, devs, n, h->links, h->nlinks, h->host == jaccl_host_id(),
                                     pref, r->cable, JACCL_CABLES_MAX);
-    if (r->ncables == 0)
-        return -ENETUNREACH;
-    int keep = 1; /* the first cable's device: a connection of queue pairs stays on it */
-    for (int i = 1; i < r->ncables; i++)
-        if (!one_dev || r->cable[i].dev == r->cable[0].dev)
+    int dev = which == JACCL_ROUTE_PREF ? pref : r->ncables ? r->cable[0].dev : -1;
+    int keep = 0;
+    for (int i = 0; i < r->ncables; i++)
+        if (which == JACCL_ROUTE_ANY || r->cable[i].dev == dev)
             r->cable[keep++] = r->cable[i];
     r->ncables = keep;
-    return 0;
+    keep_fastest(r);
+    return keep ? 0 : -ENETUNREACH;
 }
 
 const char *jaccl_route_str(const struct jaccl_route *r, char *buf, size_t len)

@@ -47,10 +47,16 @@ int jaccl_links_join(const struct jaccl_link *a, const struct jaccl_link *b, int
  * that is not loopback (which every host has), if it has one. */
 const union jaccl_sockaddr *jaccl_handle_addr(const struct jaccl_handle *h);
 
+/* Which of our devices a connection may leave by: any (its lanes are sockets: tcp), one (the
+ * first cable's: a connection of queue pairs lives on one device), or only device pref (a
+ * CollNet comm of queue pairs, whose every connection shares its domain). */
+enum jaccl_route_devs { JACCL_ROUTE_ANY, JACCL_ROUTE_ONE, JACCL_ROUTE_PREF };
+
 /* The direct route to the listener of h from this process's links (state.h), preferring device
- * pref; one_dev keeps it to the device of its first cable (a back end whose lanes are not
- * sockets). 0, or -ENETUNREACH when no link of ours meets one of the listener's. */
-int jaccl_route_direct(const struct jaccl_handle *h, int pref, int one_dev, struct jaccl_route *r);
+ * pref. 0, or -ENETUNREACH when no link of ours (that `devs` allows) meets one of the
+ * listener's. */
+int jaccl_route_direct(const struct jaccl_handle *h, int pref, enum jaccl_route_devs devs,
+                       struct jaccl_route *r);
 
 /* For INFO lines: "eth1 10.77.1.1 > 10.77.1.2:4000, eth2 ..." or, relayed,
  * "relayed via 10.77.1.2 (eth1) to 10.77.2.3:4000". */

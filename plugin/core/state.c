@@ -115,6 +115,14 @@ const char *jaccl_dev_name(int dev)
     return name;
 }
 
+int jaccl_dev_speed(int dev)
+{
+    pthread_mutex_lock(&g_lock);
+    int s = dev_ok_locked(dev) ? g_dev[dev].ops->dev_info(g_dev[dev].fdev)->speed_mbps : 0;
+    pthread_mutex_unlock(&g_lock);
+    return s;
+}
+
 uint64_t jaccl_timeout_ns(void)
 {
     return (uint64_t)jaccl_param_int(JP_TIMEOUT) * 1000000000ull;

@@ -21,6 +21,8 @@ int jaccl_ndevs(void);
 /* The device's name ("eth1", "mlx5_0:1"), or "?" for a device the open fabric does not have;
  * valid while the fabric is open. */
 const char *jaccl_dev_name(int dev);
+/* The device's link speed in Mb/s (0 for a device the open fabric does not have). */
+int jaccl_dev_speed(int dev);
 /* Device dev as a link: the address its side channel binds to, and its subnet (dev_link). */
 int jaccl_dev_link(int dev, struct jaccl_link *out);
 /* Every device that has an address, as links: up to max of them into links[] with each one's
