@@ -27,23 +27,23 @@ static const char *const lib_names[] = {"jaccl", "libnccl-net-jaccl.so"};
 static int g_all[] = {JACCL_ABI_VERSIONS(MP_VERSION_OF)};
 static int g_sample[] = {JACCL_ABI_NEWEST, JACCL_ABI_CTX, JACCL_ABI_OLDEST};
 
-int mp_nversions(enum mp_versions set)
+static int mp_nversions(enum mp_versions set)
 {
     return set == MP_ALL_VERSIONS ? (int)(sizeof(g_all) / sizeof(g_all[0]))
                                   : (int)(sizeof(g_sample) / sizeof(g_sample[0]));
 }
 
-int mp_run_versions(int argc, char **argv, enum mp_versions set, const char *what, int nranks,
+int mp_run_versions(enum mp_versions set, const char *name, const char *what, int nranks,
                     int timeout_s, mp_rank_fn fn)
 {
     int *v = set == MP_ALL_VERSIONS ? g_all : g_sample;
     int failed = 0;
     for (int i = 0; i < mp_nversions(set); i++) {
-        char name[96];
-        snprintf(name, sizeof(name), "%s%sncclNetPlugin_v%d", what ? what : "", what ? ", " : "",
+        char sc[64], desc[96];
+        snprintf(sc, sizeof(sc), "%s%sv%d", name ? name : "", name ? "-" : "", v[i]);
+        snprintf(desc, sizeof(desc), "%s%sncclNetPlugin_v%d", what ? what : "", what ? ", " : "",
                  v[i]);
-        if (mp_selected(argc, argv, i))
-            failed += mp_run(name, nranks, timeout_s, fn, &v[i]);
+        failed += mp_run(sc, desc, nranks, timeout_s, fn, &v[i]);
     }
     return failed;
 }

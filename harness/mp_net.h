@@ -29,13 +29,11 @@ struct mp_net {
 /* Which table versions a test runs through: all of them (plugin/abi/versions.h), or a sample
  * of the three shapes (the newest, the first with an init context, the oldest). */
 enum mp_versions { MP_ALL_VERSIONS, MP_SAMPLE_VERSIONS };
-/* Runs fn on nranks ranks once per version of the set, as scenario "<what>, ncclNetPlugin_vN"
- * (what may be NULL; arg: a pointer to the version), scenarios 0.. of the program, each only
- * where the command line selects its index (mp_selected). Returns how many failed. */
-int mp_run_versions(int argc, char **argv, enum mp_versions set, const char *what, int nranks,
+/* Runs fn on nranks ranks once per version of the set (arg: a pointer to the version), as
+ * scenario "<name>-vN" ("vN" when name is NULL) described as "<what>, ncclNetPlugin_vN" (what
+ * may be NULL), each where the command line selects it (mp_run). Returns how many failed. */
+int mp_run_versions(enum mp_versions set, const char *name, const char *what, int nranks,
                     int timeout_s, mp_rank_fn fn);
-/* How many versions the set has (the index of a program's next scenario). */
-int mp_nversions(enum mp_versions set);
 
 /* dlopen("jaccl"), then "libnccl-net-jaccl.so" (RTLD_NOW|RTLD_LOCAL) and dlsym of
  * ncclNetPlugin_v<version>. 0, or -1 with a note saying why. */

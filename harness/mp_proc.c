@@ -12,15 +12,13 @@
 #include "mp_check.h"
 #include "mp_host.h"
 #include "mp_proc.h"
+#include "mp_scenario.h"
 #include "mp_util.h"
 
 struct mp_shared *mp_sh;
 int mp_rank = -1;
 
 #define FAIL_GRACE_S 5
-
-static const char *g_test = "test";
-static int g_scenarios;
 
 /* Async-signal-safe: a rank that hangs says so and leaves with a status the parent knows. */
 static void on_alarm(int sig)
@@ -131,17 +129,6 @@ static int wait_ranks(const pid_t *pids, int nranks, double deadline)
     return failed;
 }
 
-int mp_selected(int argc, char **argv, int i)
-{
-    for (int a = 1; a < argc; a++) {
-        char *end;
-        long v = strtol(argv[a], &end, 10);
-        if (*argv[a] && !*end && v == i)
-            return 1;
-    }
-    return argc < 2;
-}
-
 /* Multi-host: this process is one rank; its region is private and kept in step by the
  * rendezvous at each barrier. */
 static int run_hosted(const char *what, int nranks, int timeout_s, mp_rank_fn fn, void *arg)
@@ -161,6 +148,7 @@ static int run_hosted(const char *what, int nranks, int timeout_s, mp_rank_fn fn
     int failed = mp_host_run(nranks, timeout_s, fn, arg);
     alarm(0);
     fflush(NULL);
+    /* This rank's verdict, besides the scenario's result line (tests/net/netns.sh reads it). */
     mp_note("%s %s (%.1f s, rank %d of %d)", failed ? "FAIL" : "PASS", what, mp_now() - t0, rank,
             nranks);
     free(mp_sh);
@@ -168,14 +156,10 @@ static int run_hosted(const char *what, int nranks, int timeout_s, mp_rank_fn fn
     return failed;
 }
 
-int mp_run(const char *what, int nranks, int timeout_s, mp_rank_fn fn, void *arg)
+static int run_forked(const char *what, int nranks, int timeout_s, mp_rank_fn fn, void *arg)
 {
     pid_t pids[MP_MAX_RANKS];
     double t0 = mp_now();
-    g_scenarios++;
-    mp_note("--- %s: %s (%d ranks)", g_test, what, nranks);
-    if (mp_hosted())
-        return run_hosted(what, nranks, timeout_s, fn, arg);
     if (nranks < 1 || nranks > MP_MAX_RANKS || !(mp_sh = shared_new(nranks))) {
         mp_note("FAIL %s: cannot set up %d ranks", what, nranks);
         return 1;
@@ -194,10 +178,21 @@ int mp_run(const char *what, int nranks, int timeout_s, mp_rank_fn fn, void *arg
     if (failed)
         mp_note("fork failed: %s", strerror(errno));
     failed |= wait_ranks(pids, started, t0 + timeout_s + 5);
-    mp_note("%s %s (%.1f s)", failed ? "FAIL" : "PASS", what, mp_now() - t0);
     pthread_barrier_destroy(&mp_sh->barrier);
     munmap(mp_sh, sizeof(*mp_sh));
     mp_sh = NULL;
+    return failed;
+}
+
+int mp_run(const char *name, const char *what, int nranks, int timeout_s, mp_rank_fn fn, void *arg)
+{
+    int sel = mp_scenario_begin(name, what, nranks);
+    if (sel <= 0)
+        return sel < 0;
+    double t0 = mp_now();
+    int failed = mp_hosted() ? run_hosted(what, nranks, timeout_s, fn, arg)
+                             : run_forked(what, nranks, timeout_s, fn, arg);
+    mp_scenario_end(name, failed, mp_now() - t0);
     return failed;
 }
 
@@ -255,19 +250,4 @@ int mp_kill_rank(int rank, int sig)
 {
     mp_sh->expect_kill[rank] = 1;
     return kill(mp_sh->pid[rank], sig);
-}
-
-void mp_begin(const char *test, const char *what)
-{
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    g_test = test;
-    mp_default_env();
-    mp_note("=== %s: %s", test, what);
-}
-
-int mp_end(int failed_scenarios)
-{
-    mp_note("=== %s: %s (%d of %d scenarios failed)", g_test, failed_scenarios ? "FAIL" : "PASS",
-            failed_scenarios, g_scenarios);
-    return failed_scenarios ? 1 : 0;
 }

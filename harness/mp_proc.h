@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "mp_scenario.h"
 #include "nccl_abi/net.h"
 
 #define MP_MAX_RANKS    8
@@ -34,9 +35,12 @@ extern int mp_rank; /* -1 in the parent */
 /* A rank's body. Return 0 for success; any check failure also fails the rank. */
 typedef int (*mp_rank_fn)(int rank, int nranks, void *arg);
 
-/* Forks `nranks` ranks running fn under alarm(timeout_s) and waits for them (a little longer
- * than timeout_s). Prints one line for the scenario. Returns 0 if every rank passed, 1 if not. */
-int mp_run(const char *what, int nranks, int timeout_s, mp_rank_fn fn, void *arg);
+/* Scenario `name` (mp_scenario.h: kebab-case, unique in the program; `what` describes it for
+ * people): when the command line selects it, forks `nranks` ranks running fn under
+ * alarm(timeout_s), waits for them (a little longer than timeout_s) and prints its result
+ * line. Returns 0 if every rank passed or it was not selected, 1 if not (or its name breaks
+ * the rules). */
+int mp_run(const char *name, const char *what, int nranks, int timeout_s, mp_rank_fn fn, void *arg);
 
 void mp_barrier(void);
 
@@ -55,13 +59,5 @@ double mp_value_get(int rank, int idx);
 
 /* Marks rank as killed on purpose (so the parent does not count it), then sends sig. */
 int mp_kill_rank(int rank, int sig);
-
-/* Scenario i is selected when the command line names no scenarios or names i among its
- * arguments (indices, as tests/run_coll.sh passes them for "basic:0,1,2"). */
-int mp_selected(int argc, char **argv, int i);
-
-/* Test program entry and exit: banner, default environment, final line, exit status. */
-void mp_begin(const char *test, const char *what);
-int mp_end(int failed_scenarios);
 
 #endif

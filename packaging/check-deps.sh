@@ -4,7 +4,7 @@
 # header the next step needs is missing (instead of a page of compiler errors).
 #
 #   packaging/check-deps.sh CC lib      compiler + rdma-core headers (library and tools)
-#   packaging/check-deps.sh CC tests    cmocka (unit tests)
+#   packaging/check-deps.sh CC tests    cmocka (unit tests), prove (reads the tests' TAP)
 # Package names for other distributions are in docs/install.md.
 set -u
 cc=${1:?usage: $0 CC lib|tests}
@@ -29,6 +29,7 @@ tests)
     # cmocka.h needs these three first (it says so in its own header).
     printf '#include <stdarg.h>\n#include <stddef.h>\n#include <setjmp.h>\n#include <cmocka.h>\n' |
         $cc -E -x c - >/dev/null 2>&1 || missing "cmocka.h" libcmocka-dev
+    command -v prove >/dev/null 2>&1 || missing "prove" perl
     ;;
 *)
     echo "usage: $0 CC lib|tests" >&2

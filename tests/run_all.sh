@@ -1,65 +1,42 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Runs every test against $BUILD (default: build): unit tests (cmocka), export and docs checks,
-# the multi-process p2p and CollNet suites. Prints one "N passed, M failed" line at the end.
+# Runs every test against $BUILD (default: build), two suites at a time (tests/suites.sh): the
+# multi-process CollNet and p2p tests, the unit tests (cmocka), the export, docs, format and
+# layering checks. Prints TAP, one line per scenario or unit test (prove -e '' tests/run_all.sh
+# reads it; make test-fast does), and ends with "suites: N passed, M failed".
+#
+#   JACCL_TEST_COLL / JACCL_TEST_P2P   which multi-process tests, as run_coll.sh / run_p2p.sh
+#                                      take them ("basic:ring-2,mesh-* fail"); every one when
+#                                      unset (make test-tsan picks some)
+#   JACCL_TEST_JOBS=N                  suites at a time (default 2)
+#   JACCL_TEST_VERBOSE=1               every suite's whole output, not only a failed one's tail
+#   JACCL_TEST_LOG_DIR                 where a failed suite's whole log stays ($BUILD/test-logs)
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 BUILD=${BUILD:-build}
-BUILD_ABS=$(cd "$BUILD" && pwd)
+BUILD_ABS=$(cd "$BUILD" && pwd) || exit 2
 export LD_LIBRARY_PATH="$BUILD_ABS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export NCCL_JACCL_SOCKET_IFNAME=${NCCL_JACCL_SOCKET_IFNAME:-lo}
 if [ "${JACCL_TEST_SAN:-0}" = 1 ]; then
     export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0}
     export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 fi
-# The whole log of each failed suite is kept in JACCL_TEST_LOG_DIR (default $BUILD/test-logs;
-# make test-noisy sets its own): the last lines printed below seldom say which check of a long
-# suite failed.
-JACCL_TEST_LOG_DIR=${JACCL_TEST_LOG_DIR:-$BUILD_ABS/test-logs}
-pass=0
-fail=0
-failed=()
+# shellcheck source=tests/suites.sh
+. tests/suites.sh
 
-run() { # name, command...
-    local name=$1
-    shift
-    local log
-    log=$(mktemp)
-    local t0=$SECONDS
-    if timeout 900 "$@" >"$log" 2>&1; then
-        pass=$((pass + 1))
-        echo "PASS $name ($((SECONDS - t0)) s)"
-    else
-        fail=$((fail + 1))
-        failed+=("$name")
-        echo "FAIL $name ($((SECONDS - t0)) s); last lines:"
-        tail -n 40 "$log" | sed 's/^/    /'
-        if [ -n "${JACCL_TEST_LOG_DIR:-}" ] && mkdir -p "$JACCL_TEST_LOG_DIR"; then
-            cp "$log" "$JACCL_TEST_LOG_DIR/${name//\//_}.log"
-            echo "    (whole log: $JACCL_TEST_LOG_DIR/${name//\//_}.log)"
-        fi
-    fi
-    rm -f "$log"
-}
-
+# The longest first, so the two slots end close together: the CollNet tests, then p2p. (read
+# splits the words without expanding a pattern such as "teardown:abort-*" against our files.)
+read -ra coll <<<"${JACCL_TEST_COLL:-}"
+read -ra p2p <<<"${JACCL_TEST_P2P:-}"
+mp_suites coll 300 "${coll[@]}"
+mp_suites p2p 150 "${p2p[@]}"
 for t in "$BUILD"/tests/test_*; do
-    [ -x "$t" ] && run "unit/$(basename "$t")" "$t"
+    [ -x "$t" ] && suite_add tap "unit/${t##*/}" 300 env CMOCKA_MESSAGE_OUTPUT=TAP "$t"
 done
-run check_exports tests/check_exports.sh "$BUILD"
-run check_config_doc tests/check_config_doc.sh
-run check_spdx tests/check_spdx.sh
-run check_layers tests/check_layers.sh "$BUILD"
-run check_info env BUILD="$BUILD" tests/check_info.sh
-run format make -s format-check
-# JACCL_TEST_P2P / JACCL_TEST_COLL: which multi-process tests to run, as run_p2p.sh /
-# run_coll.sh arguments ("basic:0,1 fail"); every one when unset (make test-tsan picks some).
-# shellcheck disable=SC2086 # word lists on purpose
-[ -x tests/run_p2p.sh ] && run p2p tests/run_p2p.sh ${JACCL_TEST_P2P:-}
-# shellcheck disable=SC2086
-[ -x tests/run_coll.sh ] && run coll tests/run_coll.sh ${JACCL_TEST_COLL:-}
-
-echo
-[ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
-echo "build folder: $BUILD"
-echo "suites: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+suite_add plain check_exports 300 tests/check_exports.sh "$BUILD"
+suite_add plain check_config_doc 300 tests/check_config_doc.sh
+suite_add plain check_spdx 300 tests/check_spdx.sh
+suite_add plain check_layers 300 tests/check_layers.sh "$BUILD"
+suite_add plain check_info 300 env BUILD="$BUILD" tests/check_info.sh
+suite_add plain format 300 make -s format-check
+suites_run

@@ -36,9 +36,9 @@ pids+=($!)
 pids+=($!)
 echo "test-noisy: load started (busy loop: pid ${pids[0]}, sched_yield loop: pid ${pids[1]})"
 
-# The whole log of every failed suite, for the one check among hundreds that lost its bet.
+# The whole log of every failed suite, for the one check among hundreds that lost its bet
+# (each run's under its own name: tests/suites.sh).
 logs=$BUILD/noisy-logs
-rm -rf "$logs"
 t0=$SECONDS
 JACCL_TEST_LOG_DIR=$logs "${MAKE:-make}" test-fast BUILD="$BUILD"
 rc=$?

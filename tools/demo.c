@@ -140,6 +140,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s [-n 2..%d] [-V 8..11]\n", argv[0], MP_MAX_RANKS);
         return 2;
     }
-    mp_begin("demo", "point-to-point ring through the net table");
-    return mp_end(mp_run("ring", nranks, mp_scaled(120), demo_rank, &version));
+    mp_begin("demo", "point-to-point ring through the net table", 0, NULL);
+    return mp_end(
+            mp_run("ring", "point-to-point ring", nranks, mp_scaled(120), demo_rank, &version));
 }

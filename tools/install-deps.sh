@@ -11,7 +11,7 @@ if [ "${1:-}" = --no-install-recommends ]; then
     APT_OPTS=$1
     shift
 fi
-PKGS="build-essential clang libclang-rt-14-dev libtsan2 clang-format libcmocka-dev libibverbs-dev openmpi-bin libopenmpi-dev iproute2 kmod procps python3"
+PKGS="build-essential clang libclang-rt-14-dev libtsan2 clang-format libcmocka-dev libibverbs-dev openmpi-bin libopenmpi-dev iproute2 kmod procps python3 perl"
 [ $# -gt 0 ] && PKGS="$*"
 missing=""
 for p in $PKGS; do

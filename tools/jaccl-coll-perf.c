@@ -480,7 +480,8 @@ int main(int argc, char **argv)
         }
         printf("\n");
     }
-    int failed = mp_run(argv[1], o.nranks, 3600, o.kind == 3 ? ceiling_rank : coll_rank, &o);
+    int failed =
+            mp_run(argv[1], argv[1], o.nranks, 3600, o.kind == 3 ? ceiling_rank : coll_rank, &o);
     printf("# foreign load: %.2f cores\n", mp_load_foreign(&load));
     return failed;
 }

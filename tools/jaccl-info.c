@@ -769,7 +769,7 @@ static void cluster_collect(struct cluster_view *cv, const struct fabric_view *f
     fflush(stdout);
     int out = dup(1);
     dup2(2, 1);
-    mp_run("cluster", mp_host_get()->nranks, 60, cluster_rank, cv);
+    mp_run("cluster", "the cluster", mp_host_get()->nranks, 60, cluster_rank, cv);
     fflush(stdout);
     dup2(out, 1);
     close(out);

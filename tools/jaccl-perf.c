@@ -385,7 +385,7 @@ static int mode_p2p(const struct mp_perf_opts *o)
 {
     struct mp_load load;
     mp_load_start(&load);
-    int failed = mp_run("p2p bandwidth and latency", 2, 600, p2p_rank, (void *)o);
+    int failed = mp_run("p2p", "p2p bandwidth and latency", 2, 600, p2p_rank, (void *)o);
     printf("# other processes used %.2f cores during the run (2 = the whole box)\n",
            mp_load_foreign(&load));
     return failed;
@@ -478,7 +478,7 @@ static int check_rank(int rank, int nranks, void *arg)
 static int mode_check(const struct mp_perf_opts *o)
 {
     int n = mp_hosted() ? mp_host_get()->nranks : 2;
-    return mp_run("p2p, every byte checked", n, 900, check_rank, (void *)o);
+    return mp_run("check", "p2p, every byte checked", n, 900, check_rank, (void *)o);
 }
 
 static const struct {
@@ -504,7 +504,7 @@ int main(int argc, char **argv)
             continue;
         if (mp_perf_parse(argc - 1, argv + 1, &o) != 0)
             return 2;
-        mp_begin("jaccl-perf", modes[i].help);
+        mp_begin("jaccl-perf", modes[i].help, 0, NULL);
         return mp_end(modes[i].run(&o));
     }
     mp_perf_usage(argv[0]);

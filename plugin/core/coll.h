@@ -91,7 +91,7 @@ struct coll_link {
     /* The peer's send counts are final: it said goodbye, or its connection went down. */
     int final;
     uint32_t peer_sent[ALGO_MAX_PARTS]; /* the peer's final send counts, once final */
-    int broken;     /* its endpoint's failure status, seen before the failed completions */
+    int broken;     /* its endpoint's failure (ep_error), seen before the failed completions */
     int down_rc;    /* the connection went down (not after a goodbye): what that means */
     char down[128]; /* and why, for the WARN of an operation that still needs the peer */
 };

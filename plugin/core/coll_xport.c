@@ -477,7 +477,7 @@ int coll_x_poll(struct coll_comm *c)
         coll_fail(c, n, "its completion queue lost a completion (out of memory)");
     for (int i = 0; i < c->nlinks; i++) /* broken, and every queued completion dispatched */
         if (c->links[i].broken && c->links[i].ep)
-            link_down(c, &c->links[i], (enum fab_wc_status)c->links[i].broken);
+            link_down(c, &c->links[i], fab_wc_status_of(c->links[i].broken));
     return total;
 }
 

@@ -107,6 +107,17 @@ enum fab_wc_op {
     FAB_WC_RECV_IMM, /* a WRITE_IMM landed: len bytes at the advertised address, imm valid */
 };
 
+/* A work completion's status. An endpoint's failure is a negative errno (ep_error: the error
+ * rule, docs/style.md); the work it fails completes with the status fab_wc_status_of gives
+ * that errno, and the back ends pick the errno by what broke:
+ *   -EMSGSIZE      FAB_WC_LEN_ERR        -ENOMSG     FAB_WC_NO_RECV
+ *   -EACCES        FAB_WC_REMOTE_ACCESS  -EPROTO     FAB_WC_PEER_PROTO
+ *   -ECANCELED     FAB_WC_FLUSHED        -EIO        FAB_WC_LOCAL_ERR (could not be connected)
+ *   -ECONNRESET (the peer closed or reset), -ETIMEDOUT (silent, or retransmissions exhausted),
+ *   -ECONNABORTED, and what a socket says when its connection breaks: FAB_WC_PEER_LOST
+ *   any other errno (a local system call's): FAB_WC_LOCAL_ERR
+ * None of the errnos of the first four rows is one a TCP socket call returns, so a socket's
+ * own errno is recorded as it is. */
 enum fab_wc_status {
     FAB_WC_OK = 0,
     FAB_WC_FLUSHED,       /* endpoint went to error or was closed before this work ran */
@@ -234,7 +245,8 @@ struct fab_ops {
      * behind our last byte. A message we had only partly handed to the kernel ends cut short,
      * which the peer reports as a failure, never as a complete message. */
     void (*ep_close)(struct fab_ep *ep);
-    /* 0 while healthy; else the fab_wc_status that broke it, with a reason for WARNs. */
+    /* 0 while healthy; else the negative errno that broke it (see enum fab_wc_status), with a
+     * reason for WARNs. */
     int (*ep_error)(struct fab_ep *ep, const char **reason);
 
     /* Data path. All return 0 or a negative errno (-EAGAIN: lane's queue full, retry later). */
@@ -249,6 +261,9 @@ struct fab_ops {
 
 /* Human-readable status for WARNs. */
 const char *fab_wc_status_str(enum fab_wc_status s);
+/* The status the work an endpoint's failure err (ep_error's answer) fails completes with: the
+ * one mapping (see enum fab_wc_status); FAB_WC_OK for 0. */
+enum fab_wc_status fab_wc_status_of(int err);
 
 /* Orderly close of a connected socket (fabric/sock_retire.c); returns at once. It shuts only
  * our sending side (the FIN follows our last byte), keeps reading and dropping what the peer

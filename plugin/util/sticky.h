@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* A sticky error: the first failure of an object (a comm, an endpoint) is recorded with its
  * reason and stays; later failures are consequences and change nothing. Every status != 0 is
- * a failure; what the number means is the owner's (a negative errno in core, a
- * fab_wc_status in fabric).
+ * a failure: a negative errno, in core and in fabric alike (an endpoint's, fabric.h).
  *
  * Lock-free and safe from any thread: the status is claimed with one compare-and-swap, so a
  * failure is visible to jaccl_sticky_status() at once; the reason is published after it,

@@ -8,6 +8,7 @@
 #include "coll_harness.h"
 
 struct scenario {
+    const char *name; /* the algorithm and the rank count */
     int nranks, wires;
     const char *algo;
     int full; /* every type x reduction, or a lighter sweep */
@@ -95,21 +96,20 @@ static int rank_main(int rank, int nranks, void *arg)
 int main(int argc, char **argv)
 {
     static const struct scenario sc[] = {
-            {2, 1, "ring", 1}, {2, 4, "mesh", 1}, {3, 2, "ring", 1}, {3, 1, "mesh", 0},
-            {4, 4, "ring", 0}, {4, 2, "mesh", 1}, {5, 3, "ring", 0}, {5, 2, "mesh", 0},
-            {7, 2, "ring", 0}, {7, 1, "mesh", 0}, {8, 1, "ring", 1}, {8, 2, "mesh", 0},
-            {2, 2, "auto", 0}, {6, 2, "auto", 0}, {4, 1, "rhd", 1},  {8, 2, "rhd", 0},
-            {6, 1, "rhd", 0},  {4, 2, "auto", 0},
+            {"ring-2", 2, 1, "ring", 1}, {"mesh-2", 2, 4, "mesh", 1}, {"ring-3", 3, 2, "ring", 1},
+            {"mesh-3", 3, 1, "mesh", 0}, {"ring-4", 4, 4, "ring", 0}, {"mesh-4", 4, 2, "mesh", 1},
+            {"ring-5", 5, 3, "ring", 0}, {"mesh-5", 5, 2, "mesh", 0}, {"ring-7", 7, 2, "ring", 0},
+            {"mesh-7", 7, 1, "mesh", 0}, {"ring-8", 8, 1, "ring", 1}, {"mesh-8", 8, 2, "mesh", 0},
+            {"auto-2", 2, 2, "auto", 0}, {"auto-6", 6, 2, "auto", 0}, {"rhd-4", 4, 1, "rhd", 1},
+            {"rhd-8", 8, 2, "rhd", 0},   {"rhd-6", 6, 1, "rhd", 0},   {"auto-4", 4, 2, "auto", 0},
     };
     int failed = 0;
-    mp_begin("coll_basic", "CollNet results against a rank-order reference");
+    mp_begin("coll_basic", "CollNet results against a rank-order reference", argc, argv);
     for (size_t i = 0; i < sizeof(sc) / sizeof(sc[0]); i++) {
         char what[96];
-        if (!mp_selected(argc, argv, (int)i))
-            continue; /* tests/run_coll.sh may pick scenarios by index */
         snprintf(what, sizeof(what), "%s, %d wire(s)%s", sc[i].algo, sc[i].wires,
                  sc[i].full ? ", every type and reduction" : "");
-        failed += mp_run(what, sc[i].nranks, mp_scaled(240), rank_main, (void *)&sc[i]);
+        failed += mp_run(sc[i].name, what, sc[i].nranks, mp_scaled(240), rank_main, (void *)&sc[i]);
     }
     return mp_end(failed);
 }

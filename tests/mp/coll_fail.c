@@ -452,36 +452,41 @@ static int rank_disabled(int rank, int nranks, void *arg)
 int main(int argc, char **argv)
 {
     static const struct {
-        const char *what;
+        const char *name, *what;
         int nranks, timeout_s;
         mp_rank_fn fn;
         const char *arg;
     } sc[] = {
-            {"bad arguments, use after close", 2, 60, rank_bad_args, NULL},
-            {"bad handles, one-rank group", 3, 60, rank_bad_handles, NULL},
-            {"rank 2 killed, ring only", 4, 60, rank_killed, "ring"},
-            {"rank 2 killed, mesh", 4, 60, rank_killed, "mesh"},
-            {"a rank joins late", 2, 60, rank_late, NULL},
-            {"ranks disagree, ring", 2, 60, rank_mismatch, "ring"},
-            {"ranks disagree, mesh", 3, 60, rank_mismatch, "mesh"},
-            {"8 idle ranks on 2 cores", 8, 60, rank_idle, NULL},
-            {"NCCL_JACCL_COLL_ENABLE=0", 1, 30, rank_disabled, NULL},
-            {"rank 1 closes mid-operation, ring", 2, 60, rank_closes_mid, "ring"},
-            {"rank 1 closes mid-operation, mesh", 3, 60, rank_closes_mid, "mesh"},
-            {"rank 1 closes between operations, ring", 2, 60, rank_closes_between, "ring"},
-            {"rank 1 closes between operations, mesh", 3, 60, rank_closes_between, "mesh"},
-            {"rank 1 closes mid-operation, ring, 8 ranks", 8, 90, rank_closes_mid, "ring"},
-            {"rank 1 closes between operations, mesh, 8 ranks", 8, 90, rank_closes_between, "mesh"},
-            {"rank 2 killed, rhd", 4, 60, rank_killed, "rhd"},
-            {"ranks disagree, rhd", 4, 60, rank_mismatch, "rhd"},
-            {"rank 1 closes mid-operation, rhd, 8 ranks", 8, 90, rank_closes_mid, "rhd"},
-            {"rank 1 closes between operations, rhd", 4, 60, rank_closes_between, "rhd"},
+            {"bad-args", "bad arguments, use after close", 2, 60, rank_bad_args, NULL},
+            {"bad-handles", "bad handles, one-rank group", 3, 60, rank_bad_handles, NULL},
+            {"killed-ring", "rank 2 killed, ring only", 4, 60, rank_killed, "ring"},
+            {"killed-mesh", "rank 2 killed, mesh", 4, 60, rank_killed, "mesh"},
+            {"late-join", "a rank joins late", 2, 60, rank_late, NULL},
+            {"mismatch-ring", "ranks disagree, ring", 2, 60, rank_mismatch, "ring"},
+            {"mismatch-mesh", "ranks disagree, mesh", 3, 60, rank_mismatch, "mesh"},
+            {"idle-8", "8 idle ranks on 2 cores", 8, 60, rank_idle, NULL},
+            {"disabled", "NCCL_JACCL_COLL_ENABLE=0", 1, 30, rank_disabled, NULL},
+            {"close-mid-ring", "rank 1 closes mid-operation, ring", 2, 60, rank_closes_mid, "ring"},
+            {"close-mid-mesh", "rank 1 closes mid-operation, mesh", 3, 60, rank_closes_mid, "mesh"},
+            {"close-between-ring", "rank 1 closes between operations, ring", 2, 60,
+             rank_closes_between, "ring"},
+            {"close-between-mesh", "rank 1 closes between operations, mesh", 3, 60,
+             rank_closes_between, "mesh"},
+            {"close-mid-ring-8", "rank 1 closes mid-operation, ring, 8 ranks", 8, 90,
+             rank_closes_mid, "ring"},
+            {"close-between-mesh-8", "rank 1 closes between operations, mesh, 8 ranks", 8, 90,
+             rank_closes_between, "mesh"},
+            {"killed-rhd", "rank 2 killed, rhd", 4, 60, rank_killed, "rhd"},
+            {"mismatch-rhd", "ranks disagree, rhd", 4, 60, rank_mismatch, "rhd"},
+            {"close-mid-rhd-8", "rank 1 closes mid-operation, rhd, 8 ranks", 8, 90, rank_closes_mid,
+             "rhd"},
+            {"close-between-rhd", "rank 1 closes between operations, rhd", 4, 60,
+             rank_closes_between, "rhd"},
     };
     int failed = 0;
-    mp_begin("coll_fail", "CollNet: bad input, dead and late peers, idle threads");
+    mp_begin("coll_fail", "CollNet: bad input, dead and late peers, idle threads", argc, argv);
     for (int i = 0; i < (int)(sizeof(sc) / sizeof(sc[0])); i++)
-        if (mp_selected(argc, argv, i))
-            failed += mp_run(sc[i].what, sc[i].nranks, mp_scaled(sc[i].timeout_s), sc[i].fn,
-                             (void *)sc[i].arg);
+        failed += mp_run(sc[i].name, sc[i].what, sc[i].nranks, mp_scaled(sc[i].timeout_s), sc[i].fn,
+                         (void *)sc[i].arg);
     return mp_end(failed);
 }

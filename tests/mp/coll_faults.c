@@ -564,22 +564,24 @@ int main(int argc, char **argv)
     /* Short, so the stop cells (noticed by silence) stay quick; a little longer when the run is
      * slowed down, so a live but starved rank is not taken for a silent one. */
     setenv("NCCL_JACCL_TIMEOUT", mp_scaled(1) > 1 ? "3" : "2", 1);
-    mp_begin("coll_faults", "the fault matrix: a peer killed, closed, finalized or stopped");
+    mp_begin("coll_faults", "the fault matrix: a peer killed, closed, finalized or stopped", argc,
+             argv);
     g_rec_fd = mkstemp(path);
     if (g_rec_fd >= 0)
         unlink(path);
     for (int i = 0; i < n; i++) {
-        if (!mp_selected(argc, argv, i))
-            continue;
         struct cell c = cell_at(i);
-        char what[96];
+        char name[48], what[96];
+        /* The matrix's coordinates: "ring-3-kill-mid" */
+        snprintf(name, sizeof(name), "%s-%d-%s-%s", xport_name[c.x], c.nranks, fault_name[c.f],
+                 when_name[c.w]);
         snprintf(what, sizeof(what), "cell %d: %s, %s, %s %s", i, xport_name[c.x],
                  c.x == X_P2P ? "send/recv" : cn_kind_name(c.kind), fault_name[c.f],
                  when_name[c.w]);
-        failed += mp_run(what, c.nranks, mp_scaled(60), c.x == X_P2P ? p2p_cell_rank : cn_cell_rank,
-                         &c);
+        failed += mp_run(name, what, c.nranks, mp_scaled(60),
+                         c.x == X_P2P ? p2p_cell_rank : cn_cell_rank, &c);
     }
-    if (g_rec_fd >= 0)
+    if (g_rec_fd >= 0 && !mp_listing())
         print_matrix(g_rec_fd);
     return mp_end(failed);
 }

@@ -11,6 +11,7 @@
 #define OVERFLOW 300
 
 struct scenario {
+    const char *name; /* the algorithm and the rank count */
     int nranks, wires;
     const char *algo;
 };
@@ -187,17 +188,17 @@ static int rank_main(int rank, int nranks, void *arg)
 int main(int argc, char **argv)
 {
     static const struct scenario sc[] = {
-            {2, 2, "auto"}, {3, 2, "auto"}, {4, 1, "ring"}, {5, 2, "mesh"},
-            {8, 2, "auto"}, {4, 2, "rhd"},  {8, 1, "rhd"},
+            {"auto-2", 2, 2, "auto"}, {"auto-3", 3, 2, "auto"}, {"ring-4", 4, 1, "ring"},
+            {"mesh-5", 5, 2, "mesh"}, {"auto-8", 8, 2, "auto"}, {"rhd-4", 4, 2, "rhd"},
+            {"rhd-8", 8, 1, "rhd"},
     };
     int failed = 0;
-    mp_begin("coll_stress", "CollNet: operations in flight, queue overflow, large, random data");
+    mp_begin("coll_stress", "CollNet: operations in flight, queue overflow, large, random data",
+             argc, argv);
     for (size_t i = 0; i < sizeof(sc) / sizeof(sc[0]); i++) {
         char what[96];
-        if (!mp_selected(argc, argv, (int)i))
-            continue;
         snprintf(what, sizeof(what), "%s, %d wire(s)", sc[i].algo, sc[i].wires);
-        failed += mp_run(what, sc[i].nranks, mp_scaled(240), rank_main, (void *)&sc[i]);
+        failed += mp_run(sc[i].name, what, sc[i].nranks, mp_scaled(240), rank_main, (void *)&sc[i]);
     }
     return mp_end(failed);
 }

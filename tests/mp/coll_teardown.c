@@ -23,7 +23,7 @@
  *     closeColl returned, so nobody answers its goodbye while it is in there.
  * Ring, mesh and rhd (NCCL_JACCL_ALGO) on 2, 3, 4 and 8 ranks. Every finished operation is
  * checked element by element against a rank-order reference, and its guard bytes.
- * Arguments: scenario indices. */
+ * Arguments: scenario names or patterns (--list shows them; harness/mp_scenario.h). */
 #include <stdio.h>
 
 #include "coll_harness.h"
@@ -47,7 +47,7 @@ enum { ABORTER = 1, HOLDOUT = 0 };
 enum { FLAG_STRIKE = 0, FLAG_CLOSED = 1 };
 
 struct scenario {
-    const char *what, *algo;
+    const char *name, *what, *algo;
     int nranks;
     enum shape shape;
 };
@@ -400,28 +400,33 @@ static int teardown_rank(int rank, int nranks, void *arg)
 int main(int argc, char **argv)
 {
     static const struct scenario sc[] = {
-            {"destroy at once, ring", "ring", 2, DESTROY},
-            {"destroy at once, mesh", "mesh", 3, DESTROY},
-            {"destroy at once, rhd, 8 ranks", "rhd", 8, DESTROY},
-            {"staggered destroy (2 s steps), ring", "ring", 3, STAGGER},
-            {"staggered destroy (2 s steps), mesh", "mesh", 4, STAGGER},
-            {"staggered destroy (2 s steps), rhd, 8 ranks", "rhd", 8, STAGGER},
-            {"a rank leaves after its 8th op, the others test slowly, ring", "ring", 2, LEAVER},
-            {"a rank leaves after its 8th op, the others test slowly, mesh", "mesh", 3, LEAVER},
-            {"a rank leaves after its 8th op, the others test slowly, rhd, 8 ranks", "rhd", 8,
-             LEAVER},
-            {"rank 1 aborts with an operation in flight, ring", "ring", 2, ABORT},
-            {"rank 1 aborts with an operation in flight, mesh", "mesh", 3, ABORT},
-            {"rank 1 aborts with an operation in flight, rhd", "rhd", 4, ABORT},
-            {"rank 1 aborts with an operation in flight, ring, 8 ranks", "ring", 8, ABORT},
-            {"rank 1 aborts while the others are idle, ring", "ring", 2, ABORT_IDLE},
-            {"rank 1 aborts while the others are idle, mesh", "mesh", 4, ABORT_IDLE},
+            {"destroy-ring", "destroy at once, ring", "ring", 2, DESTROY},
+            {"destroy-mesh", "destroy at once, mesh", "mesh", 3, DESTROY},
+            {"destroy-rhd-8", "destroy at once, rhd, 8 ranks", "rhd", 8, DESTROY},
+            {"stagger-ring", "staggered destroy (2 s steps), ring", "ring", 3, STAGGER},
+            {"stagger-mesh", "staggered destroy (2 s steps), mesh", "mesh", 4, STAGGER},
+            {"stagger-rhd-8", "staggered destroy (2 s steps), rhd, 8 ranks", "rhd", 8, STAGGER},
+            {"leave-ring", "a rank leaves after its 8th op, the others test slowly, ring", "ring",
+             2, LEAVER},
+            {"leave-mesh", "a rank leaves after its 8th op, the others test slowly, mesh", "mesh",
+             3, LEAVER},
+            {"leave-rhd-8", "a rank leaves after its 8th op, the others test slowly, rhd, 8 ranks",
+             "rhd", 8, LEAVER},
+            {"abort-ring", "rank 1 aborts with an operation in flight, ring", "ring", 2, ABORT},
+            {"abort-mesh", "rank 1 aborts with an operation in flight, mesh", "mesh", 3, ABORT},
+            {"abort-rhd", "rank 1 aborts with an operation in flight, rhd", "rhd", 4, ABORT},
+            {"abort-ring-8", "rank 1 aborts with an operation in flight, ring, 8 ranks", "ring", 8,
+             ABORT},
+            {"abort-idle-ring", "rank 1 aborts while the others are idle, ring", "ring", 2,
+             ABORT_IDLE},
+            {"abort-idle-mesh", "rank 1 aborts while the others are idle, mesh", "mesh", 4,
+             ABORT_IDLE},
     };
     int failed = 0;
-    mp_begin("coll_teardown", "CollNet teardown as NCCL does it: every close call timed");
+    mp_begin("coll_teardown", "CollNet teardown as NCCL does it: every close call timed", argc,
+             argv);
     for (int i = 0; i < (int)(sizeof(sc) / sizeof(sc[0])); i++)
-        if (mp_selected(argc, argv, i))
-            failed +=
-                    mp_run(sc[i].what, sc[i].nranks, mp_scaled(90), teardown_rank, (void *)&sc[i]);
+        failed += mp_run(sc[i].name, sc[i].what, sc[i].nranks, mp_scaled(90), teardown_rank,
+                         (void *)&sc[i]);
     return mp_end(failed);
 }

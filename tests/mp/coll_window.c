@@ -8,6 +8,7 @@
 #include "coll_harness.h"
 
 struct scenario {
+    const char *name; /* the algorithm, the rank count, the table */
     int nranks, wires, version;
     const char *algo;
 };
@@ -94,30 +95,29 @@ static int rank_main(int rank, int nranks, void *arg)
 int main(int argc, char **argv)
 {
     static const struct scenario sc[] = {
-            {2, 2, 11, "ring"},
-            {3, 1, 11, "ring"},
-            {5, 2, 11, "ring"},
-            {4, 4, 11, "ring"},
-            {2, 1, 11, "mesh"},
-            {3, 2, 11, "mesh"},
-            {7, 1, 11, "mesh"},
-            {4, 2, 8, "ring"},
-            {3, 2, 8, "mesh"},
-            {8, 2, 8, "auto"},
-            {4, 1, 11, "rhd"},
-            {8, 2, 8, "rhd"},
+            {"ring-2-v11", 2, 2, 11, "ring"},
+            {"ring-3-v11", 3, 1, 11, "ring"},
+            {"ring-5-v11", 5, 2, 11, "ring"},
+            {"ring-4-v11", 4, 4, 11, "ring"},
+            {"mesh-2-v11", 2, 1, 11, "mesh"},
+            {"mesh-3-v11", 3, 2, 11, "mesh"},
+            {"mesh-7-v11", 7, 1, 11, "mesh"},
+            {"ring-4-v8", 4, 2, 8, "ring"},
+            {"mesh-3-v8", 3, 2, 8, "mesh"},
+            {"auto-8-v8", 8, 2, 8, "auto"},
+            {"rhd-4-v11", 4, 1, 11, "rhd"},
+            {"rhd-8-v8", 8, 2, 8, "rhd"},
             /* NCCL 2.30's table: same calls as v11, so one ring and one mesh suffice */
-            {3, 2, 12, "ring"},
-            {2, 1, 12, "mesh"},
+            {"ring-3-v12", 3, 2, 12, "ring"},
+            {"mesh-2-v12", 2, 1, 12, "mesh"},
     };
     int failed = 0;
-    mp_begin("coll_window", "CollNet all-gather / reduce-scatter windows, v12, v11 and v8 tables");
+    mp_begin("coll_window", "CollNet all-gather / reduce-scatter windows, v12, v11 and v8 tables",
+             argc, argv);
     for (size_t i = 0; i < sizeof(sc) / sizeof(sc[0]); i++) {
         char what[96];
-        if (!mp_selected(argc, argv, (int)i))
-            continue;
         snprintf(what, sizeof(what), "v%d, %s, %d wire(s)", sc[i].version, sc[i].algo, sc[i].wires);
-        failed += mp_run(what, sc[i].nranks, mp_scaled(240), rank_main, (void *)&sc[i]);
+        failed += mp_run(sc[i].name, what, sc[i].nranks, mp_scaled(240), rank_main, (void *)&sc[i]);
     }
     return mp_end(failed);
 }

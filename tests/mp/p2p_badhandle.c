@@ -294,10 +294,10 @@ static int strangers_rank(int rank, int nranks, void *arg)
 
 int main(int argc, char **argv)
 {
-    mp_begin("p2p_badhandle", "garbage handles and strangers on the listen port");
-    int failed = mp_run_versions(argc, argv, MP_SAMPLE_VERSIONS, "garbage handles", 2,
-                                 mp_scaled(60), garbage_rank);
-    if (mp_selected(argc, argv, mp_nversions(MP_SAMPLE_VERSIONS)))
-        failed += mp_run("strangers on the listen port", 3, mp_scaled(60), strangers_rank, NULL);
+    mp_begin("p2p_badhandle", "garbage handles and strangers on the listen port", argc, argv);
+    int failed = mp_run_versions(MP_SAMPLE_VERSIONS, "garbage", "garbage handles", 2, mp_scaled(60),
+                                 garbage_rank);
+    failed += mp_run("strangers", "strangers on the listen port", 3, mp_scaled(60), strangers_rank,
+                     NULL);
     return mp_end(failed);
 }

@@ -204,6 +204,7 @@ static int basic_rank(int rank, int nranks, void *arg)
 
 int main(int argc, char **argv)
 {
-    mp_begin("p2p_basic", "every table, sizes 0 .. 64 MiB both ways, unaligned, exact sizes");
-    return mp_end(mp_run_versions(argc, argv, MP_ALL_VERSIONS, NULL, 2, mp_scaled(60), basic_rank));
+    mp_begin("p2p_basic", "every table, sizes 0 .. 64 MiB both ways, unaligned, exact sizes", argc,
+             argv);
+    return mp_end(mp_run_versions(MP_ALL_VERSIONS, NULL, NULL, 2, mp_scaled(60), basic_rank));
 }

@@ -211,15 +211,13 @@ int main(int argc, char **argv)
 {
     static int closer[] = {0, 1};
     int failed = 0;
-    mp_begin("p2p_close_inflight", "closing comms with requests in flight; init/fini cycles");
-    if (mp_selected(argc, argv, 0))
-        failed += mp_run("closeSend with 16 MiB isends in flight", 2, mp_scaled(60), close_rank,
-                         &closer[0]);
-    if (mp_selected(argc, argv, 1))
-        failed += mp_run("closeRecv with 16 MiB irecvs in flight", 2, mp_scaled(60), close_rank,
-                         &closer[1]);
-    if (mp_selected(argc, argv, 2))
-        failed += mp_run("v11 init x4, finalize x4 + NULL, dlclose, reload", 1, mp_scaled(60),
-                         cycles_rank, NULL);
+    mp_begin("p2p_close_inflight", "closing comms with requests in flight; init/fini cycles", argc,
+             argv);
+    failed += mp_run("close-send", "closeSend with 16 MiB isends in flight", 2, mp_scaled(60),
+                     close_rank, &closer[0]);
+    failed += mp_run("close-recv", "closeRecv with 16 MiB irecvs in flight", 2, mp_scaled(60),
+                     close_rank, &closer[1]);
+    failed += mp_run("init-cycles", "v11 init x4, finalize x4 + NULL, dlclose, reload", 1,
+                     mp_scaled(60), cycles_rank, NULL);
     return mp_end(failed);
 }

@@ -8,7 +8,7 @@
  *   - the same with two comm pairs interleaved (v11), and through the v8 table;
  *   - each scenario repeats, because which rank finishes second, and how late, varies (before
  *     the fix about 40% of connections failed on TCP, so even the 6 of a slow run would show it).
- * Arguments: scenario indices (0: v11 one pair, 1: v11 two pairs, 2: v8 one pair). */
+ * Arguments: scenario names or patterns (--list shows them; harness/mp_scenario.h). */
 #include <stdio.h>
 
 #include "mp.h"
@@ -137,12 +137,13 @@ static int close_order_rank(int rank, int nranks, void *arg)
 int main(int argc, char **argv)
 {
     static struct scenario sc[] = {{11, 1}, {11, 2}, {8, 1}};
-    static const char *names[] = {"v11, one comm pair", "v11, two comm pairs interleaved",
+    static const char *names[] = {"v11-one-pair", "v11-two-pairs", "v8-one-pair"};
+    static const char *whats[] = {"v11, one comm pair", "v11, two comm pairs interleaved",
                                   "v8, one comm pair"};
     int failed = 0;
-    mp_begin("p2p_close_order", "each rank closes when its own requests are done: no errors");
+    mp_begin("p2p_close_order", "each rank closes when its own requests are done: no errors", argc,
+             argv);
     for (int i = 0; i < 3; i++)
-        if (mp_selected(argc, argv, i))
-            failed += mp_run(names[i], 2, mp_scaled(120), close_order_rank, &sc[i]);
+        failed += mp_run(names[i], whats[i], 2, mp_scaled(120), close_order_rank, &sc[i]);
     return mp_end(failed);
 }

@@ -92,8 +92,8 @@ static int early_rank(int rank, int nranks, void *arg)
 
 int main(int argc, char **argv)
 {
-    mp_begin("p2p_early_send", "an isend before the clear-to-send is retried, not lost");
-    if (!mp_selected(argc, argv, 0))
-        return mp_end(0);
-    return mp_end(mp_run("two exchanges, receiver late", 2, mp_scaled(60), early_rank, NULL));
+    mp_begin("p2p_early_send", "an isend before the clear-to-send is retried, not lost", argc,
+             argv);
+    return mp_end(mp_run("receiver-late", "two exchanges, receiver late", 2, mp_scaled(60),
+                         early_rank, NULL));
 }

@@ -115,7 +115,7 @@ static int inflight_rank(int rank, int nranks, void *arg)
 
 int main(int argc, char **argv)
 {
-    mp_begin("p2p_inflight", "32 and 64 requests in flight both ways, order and sizes kept");
-    return mp_end(
-            mp_run_versions(argc, argv, MP_SAMPLE_VERSIONS, NULL, 2, mp_scaled(90), inflight_rank));
+    mp_begin("p2p_inflight", "32 and 64 requests in flight both ways, order and sizes kept", argc,
+             argv);
+    return mp_end(mp_run_versions(MP_SAMPLE_VERSIONS, NULL, NULL, 2, mp_scaled(90), inflight_rank));
 }

@@ -324,7 +324,8 @@ static int init_cycles_rank(int rank, int nranks, void *arg)
 int main(int argc, char **argv)
 {
     int failed = 0;
-    mp_begin("p2p_lifetime", "load and leaks: comm pairs under load, open/close cycles");
+    mp_begin("p2p_lifetime", "load and leaks: comm pairs under load, open/close cycles", argc,
+             argv);
     if (san())
         mp_note("JACCL_TEST_SAN=1: cycle counts / 10, 16 comm pairs");
     /* Few lanes: the cycles open a connection per lane, and the pairs hold 2 x 64 at once. */
@@ -337,13 +338,9 @@ int main(int argc, char **argv)
     snprintf(what[2], sizeof(what[2]), "%d CollNet group create/destroy cycles",
              scaled_count(1000));
     snprintf(what[3], sizeof(what[3]), "%d init/finalize cycles", scaled_count(1000));
-    if (mp_selected(argc, argv, 0))
-        failed += mp_run(what[0], 2, mp_scaled(120), pairs_rank, NULL);
-    if (mp_selected(argc, argv, 1))
-        failed += mp_run(what[1], 2, mp_scaled(240), p2p_cycles_rank, NULL);
-    if (mp_selected(argc, argv, 2))
-        failed += mp_run(what[2], 2, mp_scaled(240), coll_cycles_rank, NULL);
-    if (mp_selected(argc, argv, 3))
-        failed += mp_run(what[3], 1, mp_scaled(120), init_cycles_rank, NULL);
+    failed += mp_run("pairs", what[0], 2, mp_scaled(120), pairs_rank, NULL);
+    failed += mp_run("p2p-cycles", what[1], 2, mp_scaled(240), p2p_cycles_rank, NULL);
+    failed += mp_run("coll-cycles", what[2], 2, mp_scaled(240), coll_cycles_rank, NULL);
+    failed += mp_run("init-cycles", what[3], 1, mp_scaled(120), init_cycles_rank, NULL);
     return mp_end(failed);
 }

@@ -50,7 +50,8 @@ static int localfail_rank(int rank, int nranks, void *arg)
 
 int main(int argc, char **argv)
 {
-    mp_begin("p2p_localfail", "a comm failed by a tag mismatch closes: its peer fails at once");
-    return mp_end(mp_run_versions(argc, argv, MP_SAMPLE_VERSIONS, NULL, 2, mp_scaled(60),
-                                  localfail_rank));
+    mp_begin("p2p_localfail", "a comm failed by a tag mismatch closes: its peer fails at once",
+             argc, argv);
+    return mp_end(
+            mp_run_versions(MP_SAMPLE_VERSIONS, NULL, NULL, 2, mp_scaled(60), localfail_rank));
 }

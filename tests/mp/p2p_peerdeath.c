@@ -20,16 +20,16 @@
 #define FOREVER 1000000
 
 struct death {
-    const char *what;
+    const char *name, *what;
     int survivor_sends;
     int sig;
 };
 
 static const struct death cases[] = {
-        {"SIGKILL the sender mid-transfer", 0, SIGKILL},
-        {"SIGKILL the receiver mid-transfer", 1, SIGKILL},
-        {"SIGSTOP the sender mid-transfer", 0, SIGSTOP},
-        {"SIGSTOP the receiver mid-transfer", 1, SIGSTOP},
+        {"kill-sender", "SIGKILL the sender mid-transfer", 0, SIGKILL},
+        {"kill-receiver", "SIGKILL the receiver mid-transfer", 1, SIGKILL},
+        {"stop-sender", "SIGSTOP the sender mid-transfer", 0, SIGSTOP},
+        {"stop-receiver", "SIGSTOP the receiver mid-transfer", 1, SIGSTOP},
 };
 
 /* The receiver listens, the sender connects. */
@@ -150,9 +150,10 @@ static int death_rank(int rank, int nranks, void *arg)
 int main(int argc, char **argv)
 {
     int failed = 0;
-    mp_begin("p2p_peerdeath", "a peer killed or stopped mid-transfer: an error, not a hang");
+    mp_begin("p2p_peerdeath", "a peer killed or stopped mid-transfer: an error, not a hang", argc,
+             argv);
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-        if (mp_selected(argc, argv, (int)i))
-            failed += mp_run(cases[i].what, 2, mp_scaled(60), death_rank, (void *)&cases[i]);
+        failed += mp_run(cases[i].name, cases[i].what, 2, mp_scaled(60), death_rank,
+                         (void *)&cases[i]);
     return mp_end(failed);
 }

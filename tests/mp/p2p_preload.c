@@ -87,7 +87,6 @@ static int preload_rank(int rank, int nranks, void *arg)
 
 int main(int argc, char **argv)
 {
-    mp_begin("p2p_preload", "irecv overwrites a preloaded *request = 0x1");
-    return mp_end(
-            mp_run_versions(argc, argv, MP_SAMPLE_VERSIONS, NULL, 2, mp_scaled(60), preload_rank));
+    mp_begin("p2p_preload", "irecv overwrites a preloaded *request = 0x1", argc, argv);
+    return mp_end(mp_run_versions(MP_SAMPLE_VERSIONS, NULL, NULL, 2, mp_scaled(60), preload_rank));
 }

@@ -121,8 +121,7 @@ static int regmr_rank(int rank, int nranks, void *arg)
 
 int main(int argc, char **argv)
 {
-    mp_begin("p2p_regmr", "sub-range registrations: use, deregister in any order, misuse");
-    if (!mp_selected(argc, argv, 0))
-        return mp_end(0);
-    return mp_end(mp_run("ncclNetPlugin_v11", 2, mp_scaled(60), regmr_rank, NULL));
+    mp_begin("p2p_regmr", "sub-range registrations: use, deregister in any order, misuse", argc,
+             argv);
+    return mp_end(mp_run("sub-ranges", "ncclNetPlugin_v11", 2, mp_scaled(60), regmr_rank, NULL));
 }

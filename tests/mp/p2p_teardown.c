@@ -20,7 +20,7 @@
  *   - abort: the sender closes at once with a 128 MiB isend in flight while the receiver keeps
  *     testing every 2 ms: every send that completed before still arrives whole and right, the
  *     abandoned one arrives whole and right or fails, within the liveness timeout.
- * Arguments: scenario indices. */
+ * Arguments: scenario names or patterns (--list shows them; harness/mp_scenario.h). */
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -42,7 +42,7 @@ static const size_t sizes[NMSG + 1] = {1, 65537, (1u << 20) + 3, 4u << 20, MAX_M
 enum { FLAG_STRIKE = 0 }; /* an aborting sender's: when its closeSend began, in us (monotonic) */
 
 struct scenario {
-    const char *what;
+    const char *name, *what;
     int nranks;
     int ring;       /* 1: each rank sends to rank + 1 and receives from rank - 1; 0: 2p -> 2p + 1 */
     int slow;       /* receivers test every 2 ms */
@@ -281,19 +281,22 @@ static int teardown_rank(int rank, int nranks, void *arg)
 int main(int argc, char **argv)
 {
     static const struct scenario sc[] = {
-            {"destroy at once, 2 ranks both ways", 2, 1, 0, 0, 0},
-            {"destroy at once, ring of 4", 4, 1, 0, 0, 0},
-            {"the sender leaves at once, the receiver tests every 2 ms, 1 pair", 2, 0, 1, 0, 0},
-            {"the sender leaves at once, the receiver tests every 2 ms, 2 pairs", 4, 0, 1, 0, 0},
-            {"staggered destroy (2 s steps), ring of 3", 3, 1, 0, STAGGER_MS, 0},
-            {"the sender aborts with a 128 MiB isend in flight, 1 pair", 2, 0, 1, 0, 1},
-            {"the senders abort with a 128 MiB isend in flight, 2 pairs", 4, 0, 1, 0, 1},
+            {"destroy-pair", "destroy at once, 2 ranks both ways", 2, 1, 0, 0, 0},
+            {"destroy-ring-4", "destroy at once, ring of 4", 4, 1, 0, 0, 0},
+            {"leave-pair", "the sender leaves at once, the receiver tests every 2 ms, 1 pair", 2, 0,
+             1, 0, 0},
+            {"leave-2-pairs", "the sender leaves at once, the receiver tests every 2 ms, 2 pairs",
+             4, 0, 1, 0, 0},
+            {"stagger-ring-3", "staggered destroy (2 s steps), ring of 3", 3, 1, 0, STAGGER_MS, 0},
+            {"abort-pair", "the sender aborts with a 128 MiB isend in flight, 1 pair", 2, 0, 1, 0,
+             1},
+            {"abort-2-pairs", "the senders abort with a 128 MiB isend in flight, 2 pairs", 4, 0, 1,
+             0, 1},
     };
     int failed = 0;
-    mp_begin("p2p_teardown", "p2p teardown as NCCL does it: every close call timed");
+    mp_begin("p2p_teardown", "p2p teardown as NCCL does it: every close call timed", argc, argv);
     for (int i = 0; i < (int)(sizeof(sc) / sizeof(sc[0])); i++)
-        if (mp_selected(argc, argv, i))
-            failed +=
-                    mp_run(sc[i].what, sc[i].nranks, mp_scaled(90), teardown_rank, (void *)&sc[i]);
+        failed += mp_run(sc[i].name, sc[i].what, sc[i].nranks, mp_scaled(90), teardown_rank,
+                         (void *)&sc[i]);
     return mp_end(failed);
 }

@@ -83,7 +83,7 @@ static int truncate_rank(int rank, int nranks, void *arg)
 
 int main(int argc, char **argv)
 {
-    mp_begin("p2p_truncate", "send > posted capacity: ncclInvalidUsage + WARN, sender errors");
-    return mp_end(
-            mp_run_versions(argc, argv, MP_SAMPLE_VERSIONS, NULL, 2, mp_scaled(60), truncate_rank));
+    mp_begin("p2p_truncate", "send > posted capacity: ncclInvalidUsage + WARN, sender errors", argc,
+             argv);
+    return mp_end(mp_run_versions(MP_SAMPLE_VERSIONS, NULL, NULL, 2, mp_scaled(60), truncate_rank));
 }

@@ -3,7 +3,8 @@
  * drives the plugin, for the direct-cable topologies of tests/net/topo.sh (one rank per network
  * namespace, --rank/--nranks/--root) and, forked, on one host's loopback.
  *
- *   mp_topo_p2p [-N ranks] [-V version] [scenario...]       the test (forked: 4 ranks on lo)
+ *   mp_topo_p2p [-N ranks] [-V version] [scenario...]       the test (forked: 4 ranks on lo;
+ *                                                             scenarios by name, pattern, index)
  *   mp_topo_p2p stream A B [-b size] [-n count] [-W window]   ranks A and B stream both ways,
  *                                                             every byte checked; the others idle
  *   mp_topo_p2p bw [-b size] [-n count] [-W window] [-R rounds] A:B ...
@@ -20,11 +21,12 @@
  * until every rank is done, because another pair's traffic may be relayed through it.
  *
  * Scenarios:
- *   0  "all pairs, default device": every listen and connect on the device the harness picks
- *      (lo when forked, device 0 in a namespace): what NCCL does with one NIC per node;
- *   1  "all pairs, device per peer": rank r listens for peer p on device p % ndev and connects
- *      to p on device (r + p + 1) % ndev, so listener and connector name different devices
- *      where a node has several: whatever device NCCL names, the connection must work.
+ *   default-device   every listen and connect on the device the harness picks (lo when it is
+ *                    a device, else device 0): what NCCL does with one NIC per node;
+ *   device-per-peer  rank r listens for peer p on device p % ndev and connects
+ *                    to p on device (r + p + 1) % ndev, so listener and connector name
+ *                    different devices where a node has several: whatever device NCCL
+ *                    names, the connection must work.
  *
  * stream: the fault tests' load: A and B stream -n messages of -b bytes to each other (1 MiB,
  * 1200 by default), and print "streaming" once connected; every other rank loads the plugin,
@@ -462,7 +464,18 @@ static int parse(int argc, char **argv, struct opts *o, char **pos, int *npos)
                        .count = 1200,
                        .window = 4,
                        .rounds = 5};
-    int first = 1, c, bad = 0;
+    int first = 1, c, bad = 0, nlist = 0;
+    for (int i = 1, k = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--list") == 0)
+            k++;
+        else
+            argv[i - k] = argv[i];
+        if (i == argc - 1) {
+            argc -= k;
+            nlist = k > 0;
+        }
+    }
+    argv[argc] = NULL;
     if (argc > 1 && strcmp(argv[1], "stream") == 0)
         o->mode = M_STREAM;
     else if (argc > 1 && strcmp(argv[1], "bw") == 0)
@@ -499,8 +512,10 @@ static int parse(int argc, char **argv, struct opts *o, char **pos, int *npos)
             return -1;
         }
     }
-    *npos = 0;
-    pos[(*npos)++] = argv[0];
+    pos[0] = argv[0];
+    *npos = nlist + 1; /* --list (taken out before getopt) goes to the scenario filter */
+    if (nlist)
+        pos[1] = "--list";
     for (int i = optind; i < argc; i++)
         pos[(*npos)++] = argv[i];
     if (o->nranks < 2 || o->nranks > MAX_PEERS + 1 || o->nranks > MP_SLOTS + 1) {
@@ -546,25 +561,28 @@ int main(int argc, char **argv)
         setenv("NCCL_JACCL_SOCKET_IFNAME", "", 0);
     int failed = 0;
     if (o.mode == M_STREAM) {
-        mp_begin("topo_p2p", "a long stream between two ranks, the others idle");
+        mp_begin("topo_p2p", "a long stream between two ranks, the others idle", 0, NULL);
         char what[64];
         snprintf(what, sizeof(what), "stream %d <-> %d", o.a, o.b);
-        failed = mp_run(what, o.nranks, mp_scaled(DATA_S + CONNECT_S) + o.count / 10 + 30,
+        failed = mp_run("stream", what, o.nranks, mp_scaled(DATA_S + CONNECT_S) + o.count / 10 + 30,
                         stream_rank, &o);
     } else if (o.mode == M_BW) {
-        mp_begin("topo_p2p", "one-way bandwidth of chosen pairs");
-        failed = mp_run("bw", o.nranks, mp_scaled(DATA_S + CONNECT_S) * o.rounds, bw_rank, &o);
+        mp_begin("topo_p2p", "one-way bandwidth of chosen pairs", 0, NULL);
+        failed = mp_run("bw", "one-way bandwidth of chosen pairs", o.nranks,
+                        mp_scaled(DATA_S + CONNECT_S) * o.rounds, bw_rank, &o);
     } else {
-        static const char *const names[] = {"all pairs, default device",
-                                            "all pairs, device per peer"};
-        mp_begin("topo_p2p", "p2p between every ordered pair of ranks, every byte checked");
+        static const struct {
+            const char *name, *what;
+        } sc[] = {{"default-device", "all pairs, default device"},
+                  {"device-per-peer", "all pairs, device per peer"}};
+        mp_begin("topo_p2p", "p2p between every ordered pair of ranks, every byte checked", npos,
+                 pos);
         for (int s = 0; s < 2; s++) {
             char what[96];
-            if (!mp_selected(npos, pos, s))
-                continue;
             o.dev_mode = s;
-            snprintf(what, sizeof(what), "%s, ncclNetPlugin_v%d", names[s], o.version);
-            failed += mp_run(what, o.nranks, mp_scaled(CONNECT_S + DATA_S + 30), test_rank, &o);
+            snprintf(what, sizeof(what), "%s, ncclNetPlugin_v%d", sc[s].what, o.version);
+            failed += mp_run(sc[s].name, what, o.nranks, mp_scaled(CONNECT_S + DATA_S + 30),
+                             test_rank, &o);
         }
     }
     return mp_end(failed);

@@ -163,14 +163,17 @@ int main(int argc, char **argv)
                     .timeout_s = (int)mp_env_long("RDMA_TIMEOUT", 120)};
     int failed = 0;
 
-    mp_begin("rdma_p2p", "point-to-point over verbs, one rank per device");
+    mp_begin("rdma_p2p", "point-to-point over verbs, one rank per device", 0, NULL);
     if (strcmp(j.mode, "bench") == 0) {
         for (int i = 2; i < argc; i++) {
+            char name[48];
             j.bench_size = (size_t)strtoull(argv[i], NULL, 0);
-            failed += mp_run("bench", 2, j.timeout_s + 420, rank_main, &j);
+            snprintf(name, sizeof(name), "bench-%zu", j.bench_size);
+            failed +=
+                    mp_run(name, "benchmark beside perftest", 2, j.timeout_s + 420, rank_main, &j);
         }
     } else {
-        failed += mp_run(j.mode, 2, j.timeout_s + 30, rank_main, &j);
+        failed += mp_run(j.mode, j.mode, 2, j.timeout_s + 30, rank_main, &j);
     }
     return mp_end(failed);
 }

@@ -70,6 +70,11 @@ struct fc_harness {
 void fc_tcp_pair(int *a, int *b);
 void fc_unix_pair(int *a, int *b);
 
+/* An endpoint's failure as the tests compare it: ep_error's answer, asserted to follow the error
+ * rule (0 or a negative errno), as the completion status fab_wc_status_of gives it (the
+ * errno of a lost peer depends on how the loss was seen: a reset, an end of stream). */
+enum fab_wc_status fc_ep_status(const struct fab_ops *ops, struct fab_ep *ep, const char **why);
+
 /* Runs every contract test on h's back end; cmocka's result (the number failed). */
 int fc_run(const struct fc_harness *h);
 

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "fab_contract.h"
 #include "fabric/verbs/verbs.h"
 #include "util/param.h"
 #include "verbs_fake.h"
@@ -148,7 +149,7 @@ static void test_uc_rtr_rts(void **st)
         assert_int_equal(rtr->attr.ah_attr.grh.traffic_class, 0); /* unset: device default */
         assert_int_equal(rtr->attr.ah_attr.sl, 0);
     }
-    assert_int_equal(fab_verbs_ops.ep_error(F.a, NULL), 0);
+    assert_int_equal(fc_ep_status(&fab_verbs_ops, F.a, NULL), FAB_WC_OK);
     /* soft-RoCE peer: single-packet UC segments */
     assert_int_equal(vb_ep_of(F.a)->seg_size, 1024);
 }
@@ -187,7 +188,7 @@ static void test_rtr_failure_fails_endpoint(void **st)
 
     fk_fail_state = IBV_QPS_RTR;
     assert_true(connect_a() < 0);
-    assert_int_equal(fab_verbs_ops.ep_error(F.a, &why), FAB_WC_LOCAL_ERR);
+    assert_int_equal(fc_ep_status(&fab_verbs_ops, F.a, &why), FAB_WC_LOCAL_ERR);
     assert_non_null(strstr(why, "could not be connected"));
     assert_null(find_mod(vb_ep_of(F.a)->lane[0].qp->qp_num, IBV_QPS_RTS));
     assert_int_equal(fab_verbs_ops.post_recv(F.a, 0, NULL, 0, NULL, 1), -ENOTCONN);
@@ -199,7 +200,7 @@ static void test_blob_mismatch(void **st)
 
     info->qp_type = IBV_QPT_RC;
     assert_int_equal(connect_a(), -EPROTO);
-    assert_int_equal(fab_verbs_ops.ep_error(F.a, NULL), FAB_WC_LOCAL_ERR);
+    assert_int_equal(fc_ep_status(&fab_verbs_ops, F.a, NULL), FAB_WC_LOCAL_ERR);
 }
 
 /* The peer's receive count sizes an allocation per lane: a huge one is refused, not trusted. */
@@ -209,7 +210,7 @@ static void test_blob_max_recv_bounded(void **st)
 
     info->max_recv = VB_MAX_RECV + 1;
     assert_int_equal(connect_a(), -EPROTO);
-    assert_int_not_equal(fab_verbs_ops.ep_error(F.a, NULL), 0);
+    assert_int_not_equal(fc_ep_status(&fab_verbs_ops, F.a, NULL), FAB_WC_OK);
 }
 
 static void test_short_blob(void **st)

@@ -12,6 +12,8 @@
 
 #include <cmocka.h>
 
+#include "fab_contract.h"
+#include "fabric/verbs/verbs.h"
 #include "verbs_fake.h"
 
 static struct vb_dev g_vdev;
@@ -187,7 +189,7 @@ static void test_retries_exhausted_fails_and_flushes(void **st)
     write_imm(ep, 10, 0, 43);
     for (int i = 0; i <= ep->retry_cnt; i++)
         vb_tx_on_nak(ep, l, 1, l->tx.epoch, 1000 + (uint64_t)i);
-    assert_int_equal(fab_verbs_ep_error(ep, &why), FAB_WC_PEER_LOST);
+    assert_int_equal(fc_ep_status(&fab_verbs_ops, &ep->fab, &why), FAB_WC_PEER_LOST);
     assert_non_null(strstr(why, "seq 1"));
     assert_non_null(strstr(why, "QP"));
     assert_non_null(strstr(why, "10.0.0.9:1234"));
@@ -275,9 +277,9 @@ static void test_rx_write_overflow_fails(void **st)
     post_recvs(ep, 1);
     vb_rx_segment(ep, l, vb_imm_make(VB_WRITE_PART, 0, 0, 0), VB_MAX_MSG / 2);
     vb_rx_segment(ep, l, vb_imm_make(VB_WRITE_PART, 0, 1, 0), VB_MAX_MSG / 2);
-    assert_int_equal(fab_verbs_ep_error(ep, NULL), 0);
+    assert_int_equal(fc_ep_status(&fab_verbs_ops, &ep->fab, NULL), FAB_WC_OK);
     vb_rx_segment(ep, l, vb_imm_make(VB_WRITE_PART, 0, 2, 0), VB_MAX_MSG / 2);
-    assert_int_equal(fab_verbs_ep_error(ep, NULL), FAB_WC_PEER_PROTO);
+    assert_int_equal(fc_ep_status(&fab_verbs_ops, &ep->fab, NULL), FAB_WC_PEER_PROTO);
     assert_int_equal(poll1(ep, &wc), 1); /* the RECV it was filling, flushed, never completed */
     assert_int_not_equal(wc.status, FAB_WC_OK);
     free_ep(ep);
@@ -299,7 +301,7 @@ static void test_side_eof_delivers_landed_data_first(void **st)
                vb_imm_make(VB_WRITE_FINAL, 0, 0, 0x42), 100);
     close(sv[1]);
     vb_side_read(ep, 5000);
-    assert_int_equal(fab_verbs_ep_error(ep, NULL), FAB_WC_PEER_LOST);
+    assert_int_equal(fc_ep_status(&fab_verbs_ops, &ep->fab, NULL), FAB_WC_PEER_LOST);
     assert_int_equal(poll1(ep, &wc), 1);
     assert_int_equal(wc.status, FAB_WC_OK);
     assert_int_equal(wc.len, 100);
@@ -314,7 +316,7 @@ static void test_rx_no_recv_is_fatal(void **st)
     struct vb_ep *ep = mk_ep(1, IBV_QPT_UC);
 
     vb_rx_segment(ep, &ep->lane[0], vb_imm_make(VB_WRITE_FINAL, 0, 0, 0), 8);
-    assert_int_equal(fab_verbs_ep_error(ep, NULL), FAB_WC_NO_RECV);
+    assert_int_equal(fc_ep_status(&fab_verbs_ops, &ep->fab, NULL), FAB_WC_NO_RECV);
     free_ep(ep);
 }
 
@@ -376,7 +378,7 @@ static void test_rx_send_and_too_long(void **st)
     assert_int_equal(wc.len, 40);
     assert_int_equal(wc.wr_id, 1);
     vb_rx_segment(ep, l, vb_imm_make(VB_SEND_FINAL, 0, 2, VB_SEND_TOO_LONG), 0);
-    assert_int_equal(fab_verbs_ep_error(ep, NULL), FAB_WC_LEN_ERR);
+    assert_int_equal(fc_ep_status(&fab_verbs_ops, &ep->fab, NULL), FAB_WC_LEN_ERR);
     assert_int_equal(poll1(ep, &wc), 1);
     assert_int_equal(wc.wr_id, 2);
     assert_int_equal(wc.status, FAB_WC_LEN_ERR);
@@ -447,7 +449,7 @@ static void test_error_cqe_fails_endpoint(void **st)
     write_imm(ep, 10, 0, 99);
     fk_push_wc(ep->lane[0].qp->qp_num, IBV_WC_RDMA_WRITE, IBV_WC_RETRY_EXC_ERR, 0, 0);
     vb_ep_drain(ep, 1000);
-    assert_int_equal(fab_verbs_ep_error(ep, &why), FAB_WC_PEER_LOST);
+    assert_int_equal(fc_ep_status(&fab_verbs_ops, &ep->fab, &why), FAB_WC_PEER_LOST);
     assert_non_null(strstr(why, "transport retry counter exceeded"));
     assert_int_equal(poll1(ep, &wc), 1);
     assert_int_equal(wc.wr_id, 99);

@@ -146,7 +146,7 @@ static int tcp_ep_adopt(struct tcp_ep *ep, const int *socks)
  * failing leaves none behind), so the flush is ours to do. */
 static int tcp_ep_connect_failed(struct tcp_ep *ep, int rc)
 {
-    fab_tcp_ep_fail(ep, FAB_WC_LOCAL_ERR, -1, "could not be connected: %s", strerror(-rc));
+    fab_tcp_ep_fail(ep, -EIO, -1, "could not be connected: %s", strerror(-rc));
     fab_tcp_ep_flush(ep);
     return rc;
 }

@@ -8,30 +8,10 @@
 #include "fabric/tcp/tcp_int.h"
 #include "util/log.h"
 
-enum fab_wc_status fab_tcp_errno_status(int err)
-{
-    switch (err) {
-    case EPIPE:
-    case ECONNRESET:
-    case ECONNABORTED:
-    case ECONNREFUSED:
-    case ETIMEDOUT:
-    case EHOSTUNREACH:
-    case EHOSTDOWN:
-    case ENETUNREACH:
-    case ENETDOWN:
-    case ENOTCONN:
-        return FAB_WC_PEER_LOST;
-    default:
-        return FAB_WC_LOCAL_ERR;
-    }
-}
-
 /* `orderly`: the peer closed the connection (end of stream), which is how every normal
  * teardown looks from this side; the log line then does not call it a failure. Whether it was
  * one is for the layer above, which WARNs if a request of its own dies with it. */
-static void tcp_ep_down(struct tcp_ep *ep, enum fab_wc_status st, int lane, int orderly,
-                        const char *what)
+static void tcp_ep_down(struct tcp_ep *ep, int err, int lane, int orderly, const char *what)
 {
     char full[192];
     if (lane >= 0)
@@ -39,19 +19,19 @@ static void tcp_ep_down(struct tcp_ep *ep, enum fab_wc_status st, int lane, int 
     else
         snprintf(full, sizeof(full), "%s", what);
     pthread_mutex_lock(&ep->mu);
-    if (fab_ep_base_status(&ep->base) != FAB_WC_OK) {
+    if (fab_ep_base_err(&ep->base) != 0) {
         pthread_mutex_unlock(&ep->mu);
         return;
     }
     /* Before the status is published: the I/O thread flushes as soon as it sees it. */
     ep->cause_owed = 1;
     ep->fail_lane = lane;
-    fab_ep_base_fail(&ep->base, "TCP", ep, st, orderly, full);
+    fab_ep_base_fail(&ep->base, "TCP", ep, err, orderly, full);
     pthread_mutex_unlock(&ep->mu);
     fab_tcp_io_wake(ep);
 }
 
-void fab_tcp_ep_fail(struct tcp_ep *ep, enum fab_wc_status st, int lane, const char *fmt, ...)
+void fab_tcp_ep_fail(struct tcp_ep *ep, int err, int lane, const char *fmt, ...)
 {
     char what[160];
     va_list ap;
@@ -59,12 +39,12 @@ void fab_tcp_ep_fail(struct tcp_ep *ep, enum fab_wc_status st, int lane, const c
     va_start(ap, fmt);
     vsnprintf(what, sizeof(what), fmt, ap);
     va_end(ap);
-    tcp_ep_down(ep, st, lane, 0, what);
+    tcp_ep_down(ep, err, lane, 0, what);
 }
 
 void fab_tcp_ep_peer_closed(struct tcp_ep *ep, int lane)
 {
-    tcp_ep_down(ep, FAB_WC_PEER_LOST, lane, 1, "closed the connection");
+    tcp_ep_down(ep, -ECONNRESET, lane, 1, "closed the connection");
 }
 
 static void tcp_flush_one(struct tcp_ep *ep, int lane, uint64_t wr_id, enum fab_wc_op op)
@@ -73,7 +53,7 @@ static void tcp_flush_one(struct tcp_ep *ep, int lane, uint64_t wr_id, enum fab_
 
     wc.status = FAB_WC_FLUSHED;
     if (ep->cause_owed) {
-        wc.status = fab_ep_base_status(&ep->base);
+        wc.status = fab_wc_status_of(fab_ep_base_err(&ep->base));
         ep->cause_owed = 0;
     }
     fab_swcq_push(ep->cq, &wc);

@@ -202,14 +202,14 @@ int fab_tcp_ep_connect(struct tcp_ep *ep, const void *peer_info, size_t len, con
 void fab_tcp_ep_close(struct tcp_ep *ep);
 int fab_tcp_ep_error(struct tcp_ep *ep, const char **reason);
 
-/* tcp_fail.c: puts the endpoint in error (first cause wins) and wakes its I/O thread, which
- * flushes the queues; callable from any thread holding any of the ep's locks but ep->mu. */
-void fab_tcp_ep_fail(struct tcp_ep *ep, enum fab_wc_status st, int lane, const char *fmt, ...)
+/* tcp_fail.c: puts the endpoint in error with err, a negative errno (first cause wins; fabric.h,
+ * enum fab_wc_status, says which errno for which cause; a socket's own errno as it is), and
+ * wakes its I/O thread, which flushes the queues; callable from any thread holding any of the
+ * ep's locks but ep->mu. */
+void fab_tcp_ep_fail(struct tcp_ep *ep, int err, int lane, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
-/* The peer ended the stream on `lane`: PEER_LOST like any loss, logged as a close. */
+/* The peer ended the stream on `lane`: -ECONNRESET like a reset, logged as a close. */
 void fab_tcp_ep_peer_closed(struct tcp_ep *ep, int lane);
-/* A socket errno as a status: the peer's fault (PEER_LOST) or ours (LOCAL_ERR). */
-enum fab_wc_status fab_tcp_errno_status(int err);
 /* Completes every outstanding work item: the first with the cause, the rest FLUSHED. Called
  * by the I/O thread once the endpoint is in error (or by ep_connect if it never started). */
 void fab_tcp_ep_flush(struct tcp_ep *ep);

@@ -102,7 +102,7 @@ static uint64_t tcp_io_liveness(struct tcp_ep *ep)
     last = atomic_load_explicit(&ep->last_rx_ns, memory_order_relaxed);
     /* A poller may have stamped it after `now` was read. */
     if (now > last && now - last >= ep->liveness_ns) {
-        fab_tcp_ep_fail(ep, FAB_WC_PEER_LOST, -1,
+        fab_tcp_ep_fail(ep, -ETIMEDOUT, -1,
                         "sent nothing for %llu ms on any lane (liveness timeout)",
                         (unsigned long long)((now - last) / 1000000));
         return UINT64_MAX;
@@ -132,7 +132,7 @@ static int tcp_io_timeout(struct tcp_ep *ep, int busy)
 
 static int tcp_io_healthy(struct tcp_ep *ep)
 {
-    return !atomic_load(&ep->stop) && fab_ep_base_status(&ep->base) == FAB_WC_OK;
+    return !atomic_load(&ep->stop) && fab_ep_base_err(&ep->base) == 0;
 }
 
 static int tcp_io_polled(struct tcp_ep *ep)
@@ -172,8 +172,9 @@ static void tcp_io_follow_pollers(struct tcp_ep *ep)
                                     .data.u32 = (uint32_t)i};
 
             if (epoll_ctl(ep->epfd, EPOLL_CTL_MOD, ep->lane[i].fd, &e) != 0) {
-                fab_tcp_ep_fail(ep, FAB_WC_LOCAL_ERR, i, "left behind: local epoll_ctl failed: %s",
-                                strerror(errno));
+                int err = errno;
+                fab_tcp_ep_fail(ep, -err, i, "left behind: local epoll_ctl failed: %s",
+                                strerror(err));
                 return;
             }
         }
@@ -330,8 +331,9 @@ static void *tcp_io_main(void *arg)
         n = epoll_wait(ep->epfd, ev, ep->nlanes + 1, timeout);
         jaccl_count(JACCL_CNT_EPOLL_WAKE, 1);
         if (n < 0 && errno != EINTR) {
-            fab_tcp_ep_fail(ep, FAB_WC_LOCAL_ERR, -1, "left behind: local epoll_wait failed: %s",
-                            strerror(errno));
+            int err = errno;
+            fab_tcp_ep_fail(ep, -err, -1, "left behind: local epoll_wait failed: %s",
+                            strerror(err));
             break;
         }
         tcp_io_dispatch(ep, ev, n > 0 ? n : 0);

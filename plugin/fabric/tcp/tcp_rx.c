@@ -31,7 +31,7 @@ int fab_tcp_post_recv(struct tcp_ep *ep, int lane, void *buf, size_t cap, struct
         return -EINVAL;
     l = &ep->lane[lane];
     pthread_mutex_lock(&l->recv_mu);
-    if (fab_ep_base_status(&ep->base) != FAB_WC_OK) {
+    if (fab_ep_base_err(&ep->base) != 0) {
         rc = -ENOTCONN;
     } else if (l->rq_n >= l->rq_cap) {
         rc = -EAGAIN;
@@ -75,7 +75,7 @@ static int tcp_rx_check_write(struct tcp_ep *ep, struct tcp_lane *l, const struc
         fab_tcp_mr_unpin(mr);
         return 0;
     }
-    fab_tcp_ep_fail(ep, FAB_WC_REMOTE_ACCESS, l->idx,
+    fab_tcp_ep_fail(ep, -EACCES, l->idx,
                     "wrote %u bytes at 0x%llx with key 0x%llx, outside the live registrations "
                     "advertised on this connection",
                     m->len, (unsigned long long)m->raddr, (unsigned long long)m->rkey);
@@ -92,7 +92,7 @@ static int tcp_rx_begin(struct tcp_ep *ep, struct tcp_lane *l)
     rx->off += sizeof(h);
     const char *bad = tcp_frame_check(&h, &rx->msg);
     if (bad) {
-        fab_tcp_ep_fail(ep, FAB_WC_PEER_PROTO, l->idx, "%s (type %u)", bad, rx->msg.op);
+        fab_tcp_ep_fail(ep, -EPROTO, l->idx, "%s (type %u)", bad, rx->msg.op);
         return -1;
     }
     if (rx->msg.op == TCP_OP_HEARTBEAT)
@@ -102,13 +102,13 @@ static int tcp_rx_begin(struct tcp_ep *ep, struct tcp_lane *l)
     if (rx->msg.op == TCP_OP_WRITE_IMM && tcp_rx_check_write(ep, l, &rx->msg))
         return -1;
     if (tcp_rx_pop(l)) {
-        fab_tcp_ep_fail(ep, FAB_WC_NO_RECV, l->idx, "sent a %u-byte %s with no RECV posted",
-                        rx->msg.len, rx->msg.op == TCP_OP_SEND ? "SEND" : "WRITE_IMM");
+        fab_tcp_ep_fail(ep, -ENOMSG, l->idx, "sent a %u-byte %s with no RECV posted", rx->msg.len,
+                        rx->msg.op == TCP_OP_SEND ? "SEND" : "WRITE_IMM");
         return -1;
     }
     if (rx->msg.op == TCP_OP_SEND && rx->wr.cap < rx->msg.len) {
-        fab_tcp_ep_fail(ep, FAB_WC_LEN_ERR, l->idx, "sent %u bytes into a %zu-byte RECV",
-                        rx->msg.len, rx->wr.cap);
+        fab_tcp_ep_fail(ep, -EMSGSIZE, l->idx, "sent %u bytes into a %zu-byte RECV", rx->msg.len,
+                        rx->wr.cap);
         return -1;
     }
     rx->in_msg = 1;
@@ -153,7 +153,7 @@ static ssize_t tcp_rx_eof(struct tcp_ep *ep, struct tcp_lane *l)
         return TCP_RX_DRY;
     int cut = atomic_load(&ep->cut_lane);
     if (cut >= 0)
-        fab_tcp_ep_fail(ep, FAB_WC_PEER_LOST, cut, "closed the connection in mid-message");
+        fab_tcp_ep_fail(ep, -ECONNRESET, cut, "closed the connection in mid-message");
     else
         fab_tcp_ep_peer_closed(ep, l->idx);
     return -1;
@@ -183,9 +183,8 @@ static ssize_t tcp_rx_read(struct tcp_ep *ep, struct tcp_lane *l, struct iovec *
         return TCP_RX_DRY;
     if (n == 0)
         return tcp_rx_eof(ep, l);
-    else
-        fab_tcp_ep_fail(ep, fab_tcp_errno_status(errno), l->idx, "connection failed: %s",
-                        strerror(errno));
+    int err = errno;
+    fab_tcp_ep_fail(ep, -err, l->idx, "connection failed: %s", strerror(err));
     return -1;
 }
 
@@ -224,7 +223,7 @@ static ssize_t tcp_rx_payload(struct tcp_ep *ep, struct tcp_lane *l)
         dst = rx->wr.buf + rx->got;
     } else {
         if (fab_tcp_mr_pin(ep, rx->msg.rkey, rx->msg.raddr, rx->msg.len, &mr)) {
-            fab_tcp_ep_fail(ep, FAB_WC_REMOTE_ACCESS, l->idx,
+            fab_tcp_ep_fail(ep, -EACCES, l->idx,
                             "wrote into memory deregistered while the write landed");
             return -1;
         }

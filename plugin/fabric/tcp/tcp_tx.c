@@ -79,7 +79,7 @@ static void tcp_tx_account(struct tcp_ep *ep, struct tcp_lane *l, size_t n)
  * order, so fab_tcp_ep_fail may run under send_mu). */
 static int tcp_tx_failed(struct tcp_ep *ep, struct tcp_lane *l, int err)
 {
-    fab_tcp_ep_fail(ep, fab_tcp_errno_status(err), l->idx, "send failed: %s",
+    fab_tcp_ep_fail(ep, -err, l->idx, "send failed: %s",
                     err == EPIPE ? "connection closed" : strerror(err));
     return -err;
 }
@@ -110,7 +110,7 @@ int fab_tcp_tx_progress(struct tcp_ep *ep, struct tcp_lane *l)
 /* Queues a frame (caller holds send_mu) and, if it is alone, starts writing it right here. */
 static int tcp_tx_post(struct tcp_ep *ep, struct tcp_lane *l, const struct tcp_swr *w)
 {
-    if (fab_ep_base_status(&ep->base) != FAB_WC_OK)
+    if (fab_ep_base_err(&ep->base) != 0)
         return -ENOTCONN;
     if (w->op != TCP_OP_HEARTBEAT && l->sq_n - l->sq_hb >= (uint32_t)ep->max_send_wr)
         return -EAGAIN;

@@ -209,7 +209,7 @@ static void ep_go_live(struct vb_ep *ep, int fd)
     ep->last_rx_ns = ep->last_tx_ns = now;
     vb_side_send(ep, VB_F_READY, 0, 0, 0);
     vb_side_flush(ep);
-    if (fab_ep_base_status(&ep->base) == FAB_WC_OK)
+    if (fab_ep_base_err(&ep->base) == 0)
         vb_thread_watch(ep->dom, ep);
     pthread_mutex_unlock(&ep->mu);
     pthread_mutex_unlock(&ep->dom->mu);
@@ -243,7 +243,7 @@ int fab_verbs_ep_connect(struct vb_ep *ep, const void *peer_info, size_t len, co
         for (int i = 0; i < nsocks; i++)
             close(socks[i]);
         pthread_mutex_lock(&ep->mu);
-        vb_ep_fail(ep, FAB_WC_LOCAL_ERR, "could not be connected: %s", strerror(-rc));
+        vb_ep_fail(ep, -EIO, "could not be connected: %s", strerror(-rc));
         pthread_mutex_unlock(&ep->mu);
         return rc;
     }
@@ -257,7 +257,7 @@ int fab_verbs_ep_connect(struct vb_ep *ep, const void *peer_info, size_t len, co
 static void ep_last_acks(struct vb_ep *ep)
 {
     pthread_mutex_lock(&ep->mu);
-    if (ep->connected && fab_ep_base_status(&ep->base) == FAB_WC_OK) {
+    if (ep->connected && fab_ep_base_err(&ep->base) == 0) {
         for (int i = 0; i < ep->nlanes; i++)
             if (ep->lane[i].rx.ack_due) {
                 ep->lane[i].rx.ack_due = VB_ACK_NOW;

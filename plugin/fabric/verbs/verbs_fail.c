@@ -3,6 +3,7 @@
  * (peer, device, QP, sequence number, verbs status); the queue pairs are moved to ERR so the
  * hardware stops reading caller buffers, the side channel is shut so the peer fails too, and
  * every outstanding caller work item completes (the first with the cause, the rest FLUSHED). */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,25 +13,26 @@
 #include "fabric/verbs/verbs_int.h"
 #include "util/log.h"
 
-enum fab_wc_status vb_wc_status(enum ibv_wc_status st)
+int vb_wc_err(enum ibv_wc_status st)
 {
     switch (st) {
     case IBV_WC_SUCCESS:
-        return FAB_WC_OK;
+        return 0;
     case IBV_WC_WR_FLUSH_ERR:
-        return FAB_WC_FLUSHED;
+        return -ECANCELED;
     case IBV_WC_LOC_LEN_ERR:
-        return FAB_WC_LEN_ERR;
+        return -EMSGSIZE;
     case IBV_WC_REM_ACCESS_ERR:
     case IBV_WC_REM_INV_REQ_ERR:
-        return FAB_WC_REMOTE_ACCESS;
+        return -EACCES;
     case IBV_WC_RETRY_EXC_ERR:
     case IBV_WC_RNR_RETRY_EXC_ERR:
+        return -ETIMEDOUT;
     case IBV_WC_REM_OP_ERR:
     case IBV_WC_REM_ABORT_ERR:
-        return FAB_WC_PEER_LOST;
+        return -ECONNABORTED;
     default:
-        return FAB_WC_LOCAL_ERR;
+        return -EIO;
     }
 }
 
@@ -40,7 +42,7 @@ static void flush_one(struct vb_ep *ep, int lane, uint64_t wr_id, enum fab_wc_op
 
     wc.status = FAB_WC_FLUSHED;
     if (!ep->flushed) {
-        wc.status = fab_ep_base_status(&ep->base);
+        wc.status = fab_wc_status_of(fab_ep_base_err(&ep->base));
         ep->flushed = 1;
     }
     fab_swcq_push(ep->cq, &wc);
@@ -78,35 +80,35 @@ static void stop_hardware(struct vb_ep *ep)
 
 /* `orderly`: the peer closed its side channel (end of stream), which is how every normal
  * teardown looks from here, so the line does not call it a failure. */
-static void vb_ep_down(struct vb_ep *ep, enum fab_wc_status st, int orderly, const char *what)
+static void vb_ep_down(struct vb_ep *ep, int err, int orderly, const char *what)
 {
     char full[256];
     snprintf(full, sizeof(full), "%s (device %s)", what, ep->dom->dev->info.name);
     /* INFO like the TCP back end: a peer closing is normal at teardown, and the layer above
      * WARNs with this reason when a request fails. The causes nobody above would explain
      * (an error CQE, retransmissions exhausted) WARN where they are found. */
-    if (!fab_ep_base_fail(&ep->base, "verbs", ep, st, orderly, full))
+    if (!fab_ep_base_fail(&ep->base, "verbs", ep, err, orderly, full))
         return;
     stop_hardware(ep);
     for (int i = 0; i < ep->nlanes; i++)
         flush_lane(ep, &ep->lane[i]);
 }
 
-void vb_ep_fail(struct vb_ep *ep, enum fab_wc_status st, const char *fmt, ...)
+void vb_ep_fail(struct vb_ep *ep, int err, const char *fmt, ...)
 {
     char what[160];
     va_list ap;
 
-    if (fab_ep_base_status(&ep->base) != FAB_WC_OK)
+    if (fab_ep_base_err(&ep->base) != 0)
         return;
     va_start(ap, fmt);
     vsnprintf(what, sizeof(what), fmt, ap);
     va_end(ap);
-    vb_ep_down(ep, st, 0, what);
+    vb_ep_down(ep, err, 0, what);
 }
 
 void vb_ep_peer_closed(struct vb_ep *ep)
 {
-    if (fab_ep_base_status(&ep->base) == FAB_WC_OK)
-        vb_ep_down(ep, FAB_WC_PEER_LOST, 1, "closed the connection");
+    if (fab_ep_base_err(&ep->base) == 0)
+        vb_ep_down(ep, -ECONNRESET, 1, "closed the connection");
 }

@@ -219,13 +219,16 @@ int fab_verbs_ep_connect(struct vb_ep *ep, const void *peer_info, size_t len, co
 void fab_verbs_ep_close(struct vb_ep *ep);
 int fab_verbs_ep_error(struct vb_ep *ep, const char **reason);
 
-/* verbs_fail.c: first cause wins; the WARN and the flush of every outstanding caller work item
- * (first completion carries the cause, the rest FLUSHED). Caller holds ep->mu. */
-void vb_ep_fail(struct vb_ep *ep, enum fab_wc_status st, const char *fmt, ...)
+/* verbs_fail.c: fails the endpoint with err, a negative errno (first cause wins; fabric.h, enum
+ * fab_wc_status, says which errno for which cause): the WARN and the flush of every outstanding
+ * caller work item (first completion carries the cause, the rest FLUSHED). Caller holds
+ * ep->mu. */
+void vb_ep_fail(struct vb_ep *ep, int err, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
-/* The peer ended its side channel's stream: PEER_LOST like any loss, logged as a close. */
+/* The peer ended its side channel's stream: -ECONNRESET like a reset, logged as a close. */
 void vb_ep_peer_closed(struct vb_ep *ep);
-enum fab_wc_status vb_wc_status(enum ibv_wc_status st);
+/* A completion's error as the endpoint's failure (0 for IBV_WC_SUCCESS). */
+int vb_wc_err(enum ibv_wc_status st);
 
 /* verbs_qp.c */
 int vb_qp_create(struct vb_ep *ep, struct vb_lane *l);

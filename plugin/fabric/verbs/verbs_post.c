@@ -40,7 +40,7 @@ int fab_verbs_post_recv(struct vb_ep *ep, int lane, void *buf, size_t cap, struc
         return -EINVAL;
     l = &ep->lane[lane];
     pthread_mutex_lock(&ep->mu);
-    if (fab_ep_base_status(&ep->base) != FAB_WC_OK) {
+    if (fab_ep_base_err(&ep->base) != 0) {
         rc = -ENOTCONN;
     } else if (l->rq_n >= l->rq_cap) {
         rc = -EAGAIN;
@@ -68,7 +68,7 @@ static int post_msg(struct vb_ep *ep, int lane, const struct vb_msg *m)
     int rc = 0;
 
     pthread_mutex_lock(&ep->mu);
-    if (fab_ep_base_status(&ep->base) != FAB_WC_OK) {
+    if (fab_ep_base_err(&ep->base) != 0) {
         rc = -ENOTCONN;
     } else if (l->mq_tail - l->mq_head >= l->mq_cap) {
         rc = -EAGAIN;

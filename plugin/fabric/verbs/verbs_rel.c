@@ -127,7 +127,7 @@ static void tx_rewind(struct vb_ep *ep, struct vb_lane *l, uint32_t e, uint64_t 
               "giving up (NCCL_JACCL_RETRY_CNT=%d)",
               ep->base.peer, ep->dom->dev->info.name, l->idx, l->qp->qp_num, e, tx->retries,
               ep->retry_cnt);
-        vb_ep_fail(ep, FAB_WC_PEER_LOST,
+        vb_ep_fail(ep, -ETIMEDOUT,
                    "lost segment seq %u on lane %d (QP %u) %d times: retransmissions "
                    "exhausted (NCCL_JACCL_RETRY_CNT=%d)",
                    e, l->idx, l->qp->qp_num, tx->retries, ep->retry_cnt);
@@ -185,7 +185,7 @@ uint64_t vb_tx_timer(struct vb_ep *ep, struct vb_lane *l, uint64_t now)
     uint64_t base, due;
 
     if (ep->qp_type == IBV_QPT_RC || tx->probe_pending || tx->una == tx->snd ||
-        fab_ep_base_status(&ep->base) != FAB_WC_OK)
+        fab_ep_base_err(&ep->base) != 0)
         return UINT64_MAX;
     base = vb_seg_at(tx, tx->una)->tx_ns;
     if (base < tx->last_progress_ns)

@@ -44,7 +44,7 @@ static void rx_write(struct vb_ep *ep, struct vb_lane *l, enum vb_seg_type t, ui
     struct vb_rwr w;
 
     if (rx->in_msg && rx->is_send) {
-        vb_ep_fail(ep, FAB_WC_PEER_PROTO, "sent a WRITE segment inside a SEND (lane %d)", l->idx);
+        vb_ep_fail(ep, -EPROTO, "sent a WRITE segment inside a SEND (lane %d)", l->idx);
         return;
     }
     if (!rx->in_msg) {
@@ -55,8 +55,7 @@ static void rx_write(struct vb_ep *ep, struct vb_lane *l, enum vb_seg_type t, ui
     /* The count is reported in 32 bits: a peer that keeps sending PART segments must not wrap
      * it (no caller post is larger than VB_MAX_MSG). */
     if (len > VB_MAX_MSG - rx->bytes) {
-        vb_ep_fail(ep, FAB_WC_PEER_PROTO, "sent a WRITE_IMM over %u bytes (lane %d)", VB_MAX_MSG,
-                   l->idx);
+        vb_ep_fail(ep, -EPROTO, "sent a WRITE_IMM over %u bytes (lane %d)", VB_MAX_MSG, l->idx);
         return;
     }
     rx->bytes += len;
@@ -64,7 +63,7 @@ static void rx_write(struct vb_ep *ep, struct vb_lane *l, enum vb_seg_type t, ui
         return;
     rx->in_msg = 0;
     if (rq_pop(l, &w) != 0) {
-        vb_ep_fail(ep, FAB_WC_NO_RECV, "sent a %llu-byte WRITE_IMM with no RECV posted (lane %d)",
+        vb_ep_fail(ep, -ENOMSG, "sent a %llu-byte WRITE_IMM with no RECV posted (lane %d)",
                    (unsigned long long)rx->bytes, l->idx);
         return;
     }
@@ -78,12 +77,12 @@ static void rx_send(struct vb_ep *ep, struct vb_lane *l, enum vb_seg_type t, uin
     struct vb_rx *rx = &l->rx;
 
     if (rx->in_msg && !rx->is_send) {
-        vb_ep_fail(ep, FAB_WC_PEER_PROTO, "sent a SEND inside a WRITE (lane %d)", l->idx);
+        vb_ep_fail(ep, -EPROTO, "sent a SEND inside a WRITE (lane %d)", l->idx);
         return;
     }
     if (!rx->in_msg) {
         if (rq_pop(l, &rx->cur) != 0) {
-            vb_ep_fail(ep, FAB_WC_NO_RECV, "sent a SEND with no RECV posted (lane %d)", l->idx);
+            vb_ep_fail(ep, -ENOMSG, "sent a SEND with no RECV posted (lane %d)", l->idx);
             return;
         }
         rx->in_msg = 1;
@@ -92,7 +91,7 @@ static void rx_send(struct vb_ep *ep, struct vb_lane *l, enum vb_seg_type t, uin
     }
     rx->bytes += len;
     if ((lo & VB_SEND_TOO_LONG) || rx->bytes > rx->cur.cap) {
-        vb_ep_fail(ep, FAB_WC_LEN_ERR, "sent a SEND longer than the %zu-byte RECV (lane %d)",
+        vb_ep_fail(ep, -EMSGSIZE, "sent a SEND longer than the %zu-byte RECV (lane %d)",
                    rx->cur.cap, l->idx);
         return;
     }

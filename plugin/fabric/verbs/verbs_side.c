@@ -39,14 +39,14 @@ static void side_put(struct vb_ep *ep, enum vb_frame_type t, int lane, uint32_t 
     struct vb_side *s = &ep->side;
     unsigned char *f;
 
-    if (fab_ep_base_status(&ep->base) != FAB_WC_OK)
+    if (fab_ep_base_err(&ep->base) != 0)
         return;
     if (s->out_n + VB_FRAME > s->out_cap) {
         uint32_t cap = s->out_cap ? s->out_cap * 2 : 1024;
         unsigned char *p = cap <= VB_SIDE_OUT_MAX ? realloc(s->out, cap) : NULL;
 
         if (!p) {
-            vb_ep_fail(ep, FAB_WC_PEER_LOST, "stopped reading its side channel");
+            vb_ep_fail(ep, -ECONNABORTED, "stopped reading its side channel");
             return;
         }
         s->out = p;
@@ -79,7 +79,7 @@ void vb_side_flush(struct vb_ep *ep)
     size_t done = 0;
     int rc;
 
-    if (s->fd < 0 || !s->out_n || fab_ep_base_status(&ep->base) != FAB_WC_OK)
+    if (s->fd < 0 || !s->out_n || fab_ep_base_err(&ep->base) != 0)
         return;
     rc = jaccl_sock_send_nb(s->fd, s->out, s->out_n, &done);
     if (done) {
@@ -88,7 +88,7 @@ void vb_side_flush(struct vb_ep *ep)
         ep->last_tx_ns = jaccl_now_ns();
     }
     if (rc < 0)
-        vb_ep_fail(ep, FAB_WC_PEER_LOST, "side channel failed: %s", strerror(-rc));
+        vb_ep_fail(ep, rc, "side channel failed: %s", strerror(-rc));
 }
 
 static void side_recv_adv(struct vb_ep *ep, struct vb_lane *l, const struct vb_frame *fr,
@@ -98,7 +98,7 @@ static void side_recv_adv(struct vb_ep *ep, struct vb_lane *l, const struct vb_f
 
     /* Only [msg_cur, adv_n) is still needed: fewer than the RECVs the peer may have posted. */
     if ((int64_t)(int32_t)(l->adv_n - l->tx.msg_cur) >= (int64_t)l->adv_cap) {
-        vb_ep_fail(ep, FAB_WC_PEER_PROTO, "posted more RECVs on lane %d than it announced", l->idx);
+        vb_ep_fail(ep, -EPROTO, "posted more RECVs on lane %d than it announced", l->idx);
         return;
     }
     a = &l->adv[l->adv_n % l->adv_cap];
@@ -135,7 +135,7 @@ static void side_frame(struct vb_ep *ep, const unsigned char *f, uint64_t now)
     struct vb_lane *l;
 
     if (rc != VB_FRAME_OK) {
-        vb_ep_fail(ep, FAB_WC_PEER_PROTO, "sent %s control frame (type %u, lane %u)",
+        vb_ep_fail(ep, -EPROTO, "sent %s control frame (type %u, lane %u)",
                    rc == VB_FRAME_BAD_LANE ? "a wrong lane's" : "an unknown", fr.type, fr.lane);
         return;
     }
@@ -173,9 +173,9 @@ static void side_lost(struct vb_ep *ep, const char *why, uint64_t now)
 {
     do {
         vb_ep_drain(ep, now);
-    } while (ep->drain_more && fab_ep_base_status(&ep->base) == FAB_WC_OK);
+    } while (ep->drain_more && fab_ep_base_err(&ep->base) == 0);
     if (why)
-        vb_ep_fail(ep, FAB_WC_PEER_LOST, "%s", why);
+        vb_ep_fail(ep, -ECONNRESET, "%s", why);
     else
         vb_ep_peer_closed(ep); /* an orderly close: logged as one, not as a failure */
 }
@@ -184,7 +184,7 @@ void vb_side_read(struct vb_ep *ep, uint64_t now)
 {
     struct vb_side *s = &ep->side;
 
-    while (s->fd >= 0 && fab_ep_base_status(&ep->base) == FAB_WC_OK) {
+    while (s->fd >= 0 && fab_ep_base_err(&ep->base) == 0) {
         ssize_t n = recv(s->fd, s->in + s->in_n, sizeof(s->in) - s->in_n, MSG_DONTWAIT);
         uint32_t off = 0;
 
@@ -209,10 +209,10 @@ uint64_t vb_side_timer(struct vb_ep *ep, uint64_t now)
 {
     uint64_t hb;
 
-    if (!ep->connected || ep->liveness_ns == 0 || fab_ep_base_status(&ep->base) != FAB_WC_OK)
+    if (!ep->connected || ep->liveness_ns == 0 || fab_ep_base_err(&ep->base) != 0)
         return UINT64_MAX;
     if (now - ep->last_rx_ns > ep->liveness_ns) {
-        vb_ep_fail(ep, FAB_WC_PEER_LOST, "silent for %.1f s (NCCL_JACCL_TIMEOUT)",
+        vb_ep_fail(ep, -ETIMEDOUT, "silent for %.1f s (NCCL_JACCL_TIMEOUT)",
                    (double)(now - ep->last_rx_ns) / 1e9);
         return UINT64_MAX;
     }

@@ -53,7 +53,7 @@ int vb_ep_drive(struct fab_cq_src *src)
 
     if (pthread_mutex_trylock(&ep->mu) != 0)
         return 0; /* the progress thread (or another poller) is at it */
-    if (ep->connected && fab_ep_base_status(&ep->base) == FAB_WC_OK) {
+    if (ep->connected && fab_ep_base_err(&ep->base) == 0) {
         before = ep->stats.cqes;
         vb_ep_drain(ep, jaccl_now_ns());
         found = ep->stats.cqes != before;
@@ -83,14 +83,14 @@ static uint64_t ep_service(struct vb_domain *dom, struct vb_ep *ep, int cq_ev, i
     t = jaccl_now_ns();
     if (t > now)
         now = t;
-    if ((cq_ev || ep->drain_more) && fab_ep_base_status(&ep->base) == FAB_WC_OK) {
+    if ((cq_ev || ep->drain_more) && fab_ep_base_err(&ep->base) == 0) {
         if (cq_ev)
             dom->ibv->req_notify_cq(ep->hcq, 0);
         vb_ep_drain(ep, now);
         if (ep->drain_more)
             next = now; /* come back at once */
     }
-    if (ep->connected && fab_ep_base_status(&ep->base) == FAB_WC_OK) {
+    if (ep->connected && fab_ep_base_err(&ep->base) == 0) {
         if (sock_ev)
             vb_side_read(ep, now);
         t = vb_side_timer(ep, now);
@@ -102,8 +102,7 @@ static uint64_t ep_service(struct vb_domain *dom, struct vb_ep *ep, int cq_ev, i
             next = t < next ? t : next;
         }
         vb_side_flush(ep);
-        if (fab_ep_base_status(&ep->base) == FAB_WC_OK &&
-            (ep->side.out_n != 0) != ep->side.want_out)
+        if (fab_ep_base_err(&ep->base) == 0 && (ep->side.out_n != 0) != ep->side.want_out)
             vb_thread_watch(dom, ep);
     }
     pthread_mutex_unlock(&ep->mu);

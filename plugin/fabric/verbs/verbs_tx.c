@@ -135,8 +135,9 @@ static int tx_post(struct vb_ep *ep, struct vb_lane *l, uint32_t first, int n,
     }
     rc = ep->ibv->post_send(l->qp, wr, &bad);
     if (rc != 0) {
-        vb_ep_fail(ep, FAB_WC_LOCAL_ERR, "posting to QP %u (lane %d) failed: %s", l->qp->qp_num,
-                   l->idx, strerror(rc > 0 ? rc : errno));
+        int err = rc > 0 ? rc : errno;
+        vb_ep_fail(ep, -err, "posting to QP %u (lane %d) failed: %s", l->qp->qp_num, l->idx,
+                   strerror(err));
         return -1;
     }
     for (int i = 0; i < n; i++)
@@ -155,7 +156,7 @@ void vb_tx_pump(struct vb_ep *ep, struct vb_lane *l, uint64_t now)
     size_t bytes = 0;
     int n = 0;
 
-    if (fab_ep_base_status(&ep->base) != FAB_WC_OK || !ep->peer_ready || tx->probe_pending)
+    if (fab_ep_base_err(&ep->base) != 0 || !ep->peer_ready || tx->probe_pending)
         return;
     while (tx->hw_n + (uint32_t)n < VB_HW_SQ && tx->hw_bytes + bytes < VB_HW_BYTES &&
            tx->snd - tx->una < tx->cwnd) {

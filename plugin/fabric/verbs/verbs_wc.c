@@ -27,7 +27,7 @@ static void wc_error(struct vb_ep *ep, struct vb_lane *l, const struct ibv_wc *w
           "opcode %d, vendor error 0x%x)",
           ep->base.peer, ep->dom->dev->info.name, l->idx, wc->qp_num,
           ep->ibv->wc_status_str(wc->status), (int)wc->status, (int)wc->opcode, wc->vendor_err);
-    vb_ep_fail(ep, vb_wc_status(wc->status),
+    vb_ep_fail(ep, vb_wc_err(wc->status),
                "completion error on lane %d (QP %u): %s (status %d, opcode %d, vendor error "
                "0x%x)",
                l->idx, wc->qp_num, ep->ibv->wc_status_str(wc->status), (int)wc->status,
@@ -38,7 +38,7 @@ static void wc_one(struct vb_ep *ep, const struct ibv_wc *wc, uint64_t now)
 {
     struct vb_lane *l = lane_of(ep, wc->qp_num);
 
-    if (!l || fab_ep_base_status(&ep->base) != FAB_WC_OK)
+    if (!l || fab_ep_base_err(&ep->base) != 0)
         return; /* after a failure only flush errors arrive: the caller has its completions */
     if (wc->status != IBV_WC_SUCCESS) {
         wc_error(ep, l, wc);
@@ -49,8 +49,8 @@ static void wc_one(struct vb_ep *ep, const struct ibv_wc *wc, uint64_t now)
         ep->last_rx_ns = now; /* data from the peer proves it alive as well as a heartbeat */
         vb_rx_segment(ep, l, ntohl(wc->imm_data), wc->byte_len);
     } else if (wc->opcode & IBV_WC_RECV) {
-        vb_ep_fail(ep, FAB_WC_PEER_PROTO, "sent a message without immediate data (lane %d, QP %u)",
-                   l->idx, wc->qp_num);
+        vb_ep_fail(ep, -EPROTO, "sent a message without immediate data (lane %d, QP %u)", l->idx,
+                   wc->qp_num);
     } else {
         vb_tx_on_send_cqe(ep, l);
     }
@@ -63,8 +63,8 @@ static void lane_after_drain(struct vb_ep *ep, struct vb_lane *l, uint64_t now)
 
         l->rx.reposts = 0;
         if (rc != 0) {
-            vb_ep_fail(ep, FAB_WC_LOCAL_ERR, "reposting receives on QP %u failed: %s",
-                       l->qp->qp_num, strerror(-rc));
+            vb_ep_fail(ep, rc, "reposting receives on QP %u failed: %s", l->qp->qp_num,
+                       strerror(-rc));
             return;
         }
     }
@@ -89,7 +89,7 @@ void vb_ep_drain(struct vb_ep *ep, uint64_t now)
     ep->stats.cqes += (uint64_t)total;
     ep->stats.drains += total > 0;
     if (n < 0)
-        vb_ep_fail(ep, FAB_WC_LOCAL_ERR, "polling the completion queue failed (%d)", n);
-    for (int i = 0; i < ep->nlanes && fab_ep_base_status(&ep->base) == FAB_WC_OK; i++)
+        vb_ep_fail(ep, -EIO, "polling the completion queue failed (%d)", n);
+    for (int i = 0; i < ep->nlanes && fab_ep_base_err(&ep->base) == 0; i++)
         lane_after_drain(ep, &ep->lane[i], now);
 }
