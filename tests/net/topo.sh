@@ -33,7 +33,8 @@
 #   local  (once, no namespaces) mp_topo_p2p with 4 forked ranks on loopback
 #   p2p    mp_topo_p2p: every ordered pair, sizes 0 B .. 4 MiB, every byte checked, on the
 #          default device and with a different device per peer; ring4: the INFO lines must
-#          say that the opposite pairs are "relayed via"; 2x2: both cables carry data
+#          say that the opposite pairs are "relayed via" (elsewhere nothing may be relayed);
+#          2x2: both cables carry data
 #   coll   jaccl-coll-perf allreduce / reducescatter / allgather with every algorithm the
 #          topology allows and auto (switch3, 2x2, triangle: ring mesh auto; ring4: ring auto),
 #          sizes 60 B .. 13 MB (odd element counts), 4 in flight, every element checked; ring4:
@@ -418,6 +419,8 @@ t_p2p() {
     if [ -z "$why" ] && [ "$TOPO" = ring4 ]; then
         grep -qis "relayed via" "${LOGF[@]}" ||
             why="no INFO line says \"relayed via\" (nodes 0-2 and 1-3 share no cable)"
+    elif [ -z "$why" ] && grep -qis "relayed via" "${LOGF[@]}"; then
+        why="a connection was relayed although every pair shares a cable or the switch"
     fi
     if [ -z "$why" ] && [ "$TOPO" = 2x2 ]; then
         # Two cables between two nodes: both carry data (each at least a quarter).
