@@ -551,11 +551,15 @@ judge_fault() {
     WHY=$why
 }
 
-# Puts everything back after a fault test: links up, carrier, no qdisc.
+# Puts everything back after a fault test: links up, carrier, no qdisc, and no neighbour entry
+# that failed while a cable was down (the kernel answers "No route to host" for an address whose
+# ARP resolution failed until it tries again, seconds later: the next test's first connects
+# across that cable would fail).
 restore() {
     local i f
     for ((i = 0; i < N; i++)); do
         for f in $(node_ifaces "$i"); do ip -n "${NSS[i]}" link set "$f" up 2>/dev/null; done
+        ip -n "${NSS[i]}" neigh flush all 2>/dev/null
     done
     carrier
     qdisc_all
