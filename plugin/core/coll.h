@@ -79,6 +79,7 @@ struct coll_stream {
 
 struct coll_link {
     int peer;               /* rank; -1 while the connection is being set up */
+    int dom;                /* the comm's domain its endpoint lives in (coll_dom.c) */
     struct fab_ep *ep;      /* ours once bound to a rank (closed by us) */
     struct fab_ep *pending; /* during set-up: owned by the connection code */
     char desc[112];
@@ -94,6 +95,21 @@ struct coll_link {
     int broken;     /* its endpoint's failure (ep_error), seen before the failed completions */
     int down_rc;    /* the connection went down (not after a goodbye): what that means */
     char down[128]; /* and why, for the WARN of an operation that still needs the peer */
+};
+
+/* A device the comm's connections leave by, with its domain (coll_dom.c). */
+#define COLL_DOMS_MAX 4
+struct coll_dom {
+    struct coll_comm *c;
+    int dev, idx;
+    struct fab_domain *dom;
+};
+
+/* A registration the comm keeps in every one of its domains; mr[0] is what is passed around. */
+struct coll_reg {
+    char *base;
+    size_t len;
+    struct fab_mr *mr[COLL_DOMS_MAX];
 };
 
 enum coll_req_state { COLL_REQ_FREE = 0, COLL_REQ_QUEUED, COLL_REQ_DONE };
@@ -124,8 +140,14 @@ struct coll_comm {
     struct coll_handle *h;
     struct algo_xport xp; /* what the algorithms run on: coll_xport_ops */
     const struct fab_ops *ops;
-    struct fab_domain *dom;
+    struct fab_domain *dom; /* doms[0]'s: the listener's device */
     int dev, nranks, rank, wires, ndata;
+    /* The devices its connections leave by, and its registrations in each (coll_dom.c). */
+    int ndoms;
+    struct coll_dom doms[COLL_DOMS_MAX];
+    pthread_mutex_t reg_mu;
+    struct coll_reg *regs;
+    int nregs, cap_regs;
     int host_ranks; /* of the group, on this host (from the handles): its endpoints' attribute */
     struct algo_choice choice;
     struct algo_ring_order ring; /* the ring's order (choice.ring points here) */
@@ -216,7 +238,8 @@ void coll_handle_kill(struct coll_handle *h);
 struct coll_comm *coll_comm_new(int dev, int nranks, int rank, int wires);
 /* Also kills c->h (if any): unregistered, its memory handles released, freed. */
 void coll_comm_free(struct coll_comm *c);
-struct jaccl_conn_setup coll_setup(struct coll_comm *c);
+/* The set-up of a connection whose endpoint lives in domain d (coll_dom_of). */
+struct jaccl_conn_setup coll_setup(struct coll_comm *c, int d);
 /* role: COLL_LINK_BOTH, or with two ranks COLL_LINK_RIGHT / COLL_LINK_LEFT (the peer as this rank's
  * right / left neighbour). */
 enum coll_link_role { COLL_LINK_BOTH, COLL_LINK_RIGHT, COLL_LINK_LEFT };
@@ -227,6 +250,19 @@ int coll_stage_alloc(struct coll_comm *c);
  * connections it needs. */
 unsigned coll_algos_to(const struct coll_comm *c, int p);
 int coll_thread_start(struct coll_comm *c);
+
+/* coll_dom.c: the domain index for device dev (opened and given every registration the first
+ * time; always 0 for a back end whose lanes are sockets), or a negative code. */
+int coll_dom_of(struct coll_comm *c, int dev);
+/* Registers [buf, buf+len) in every domain of the comm, now and to come: *mr0 is the first's. */
+int coll_mr_reg(struct coll_comm *c, void *buf, size_t len, struct fab_mr **mr0);
+void coll_mr_dereg(struct coll_comm *c, struct fab_mr *mr0);
+/* The registration in domain d of the buffer mr0 registers in the first (NULL stays NULL). */
+struct fab_mr *coll_mr_in(struct coll_comm *c, int d, struct fab_mr *mr0);
+/* Releases every registration and the domains but the first. */
+void coll_doms_free(struct coll_comm *c);
+/* NCCL's registrations on a CollNet comm (its handle's hdr.reg): in every domain. */
+extern const struct jaccl_reg_ops coll_reg_ops;
 
 /* coll_xport.c */
 extern const struct algo_xport_ops coll_xport_ops;

@@ -25,7 +25,7 @@ static int ctrl_alloc(struct coll_comm *c)
 {
     size_t len = (size_t)c->maxlinks * 2 * COLL_CTRL_N * sizeof(struct coll_ctrl);
     c->ctrl_mem = alloc_pages(len);
-    if (!c->ctrl_mem || c->ops->mr_reg(c->dom, c->ctrl_mem, len, &c->ctrl_mr) != 0)
+    if (!c->ctrl_mem || coll_mr_reg(c, c->ctrl_mem, len, &c->ctrl_mr) != 0)
         return -ENOMEM;
     for (int i = 0; i < c->maxlinks; i++) {
         struct coll_link *l = &c->links[i];
@@ -53,6 +53,7 @@ struct coll_comm *coll_comm_new(int dev, int nranks, int rank, int wires)
     c->maxlinks = 2 * nranks + 4; /* room for connection attempts that fail half-way */
     pthread_mutex_init(&c->qlock, NULL);
     pthread_mutex_init(&c->run_lock, NULL);
+    pthread_mutex_init(&c->reg_mu, NULL);
     for (int i = 0; i < COLL_QSIZE; i++) {
         c->req[i].magic = COLL_REQ_MAGIC;
         c->req[i].comm = c;
@@ -61,6 +62,8 @@ struct coll_comm *coll_comm_new(int dev, int nranks, int rank, int wires)
         c->link_r[p] = c->link_l[p] = -1;
     c->dom = jaccl_domain_get(dev);
     c->ops = c->dom ? c->dom->ops : NULL; /* the comm reaches the fabric through its domain */
+    c->doms[0] = (struct coll_dom){.c = c, .dev = dev, .idx = 0, .dom = c->dom};
+    c->ndoms = 1;
     c->links = calloc((size_t)c->maxlinks, sizeof(*c->links));
     int depth = c->maxlinks * (c->ndata * (ALGO_POST_MAX + ALGO_SEND_MAX) + 2 * COLL_CTRL_N);
     if (!c->dom || !c->links || ctrl_alloc(c) != 0 ||
@@ -74,7 +77,7 @@ struct coll_comm *coll_comm_new(int dev, int nranks, int rank, int wires)
 static void release_mem(struct coll_comm *c, char **mem, struct fab_mr **mr)
 {
     if (*mr)
-        c->ops->mr_dereg(*mr);
+        coll_mr_dereg(c, *mr);
     free(*mem);
     *mem = NULL;
     *mr = NULL;
@@ -95,10 +98,12 @@ void coll_comm_free(struct coll_comm *c)
         release_mem(c, &c->scratch[i], &c->scratch_mr[i]);
     if (c->cq)
         c->ops->cq_destroy(c->cq);
+    coll_doms_free(c);
     if (c->dom)
         jaccl_domain_put(c->dev);
     pthread_mutex_destroy(&c->qlock);
     pthread_mutex_destroy(&c->run_lock);
+    pthread_mutex_destroy(&c->reg_mu);
     free(c->links);
     free(c);
 }
@@ -107,14 +112,17 @@ void coll_comm_free(struct coll_comm *c)
  * as it is connected, so their receives are posted here, in a link not yet tied to a rank. */
 static int post_initial(struct fab_ep *ep, void *arg)
 {
-    struct coll_comm *c = arg;
+    struct coll_dom *cd = arg;
+    struct coll_comm *c = cd->c;
     if (c->nlinks >= c->maxlinks)
         return -ENOSPC;
     int li = c->nlinks++;
     struct coll_link *l = &c->links[li];
     l->pending = ep;
+    l->dom = cd->idx;
+    struct fab_mr *mr = coll_mr_in(c, l->dom, c->ctrl_mr);
     for (uint32_t i = 0; i < COLL_CTRL_N; i++) {
-        int rc = c->ops->post_recv(ep, c->ndata, &l->rx[i], sizeof(l->rx[i]), c->ctrl_mr,
+        int rc = c->ops->post_recv(ep, c->ndata, &l->rx[i], sizeof(l->rx[i]), mr,
                                    COLL_WR(COLL_WR_CRECV, li, c->ndata, i));
         if (rc != 0)
             return rc;
@@ -122,11 +130,11 @@ static int post_initial(struct fab_ep *ep, void *arg)
     return 0;
 }
 
-struct jaccl_conn_setup coll_setup(struct coll_comm *c)
+struct jaccl_conn_setup coll_setup(struct coll_comm *c, int d)
 {
     struct jaccl_conn_setup s = {
             .ops = c->ops,
-            .dom = c->dom,
+            .dom = c->doms[d].dom,
             .cq = c->cq,
             .attr = {.nlanes = c->ndata + 1,
                      .max_send_wr = COLL_CTRL_N,
@@ -134,7 +142,7 @@ struct jaccl_conn_setup coll_setup(struct coll_comm *c)
                      .liveness_ns = jaccl_timeout_ns(),
                      .host_ranks = c->host_ranks},
             .post_initial = post_initial,
-            .arg = c,
+            .arg = &c->doms[d],
     };
     jaccl_qos_fill(-1, &s.attr); /* NCCL's CollNet init carries no config: the knobs only */
     return s;
@@ -196,7 +204,7 @@ int coll_stage_alloc(struct coll_comm *c)
     c->nstage = n;
     size_t len = ((size_t)n * ALGO_SLOTS + 2) * ALGO_FRAME_MAX; /* + the mesh's own, per run */
     c->stage_mem = alloc_pages(len);
-    if (!c->stage_mem || c->ops->mr_reg(c->dom, c->stage_mem, len, &c->stage_mr) != 0)
+    if (!c->stage_mem || coll_mr_reg(c, c->stage_mem, len, &c->stage_mr) != 0)
         return -ENOMEM;
     return 0;
 }
@@ -210,8 +218,7 @@ char *coll_x_scratch(struct algo_xport *x, int idx, size_t len, struct fab_mr **
         release_mem(c, &c->scratch[idx], &c->scratch_mr[idx]);
         c->scratch_len[idx] = 0;
         c->scratch[idx] = alloc_pages(want);
-        if (!c->scratch[idx] ||
-            c->ops->mr_reg(c->dom, c->scratch[idx], want, &c->scratch_mr[idx]) != 0) {
+        if (!c->scratch[idx] || coll_mr_reg(c, c->scratch[idx], want, &c->scratch_mr[idx]) != 0) {
             release_mem(c, &c->scratch[idx], &c->scratch_mr[idx]);
             return NULL;
         }

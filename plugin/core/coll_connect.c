@@ -113,16 +113,19 @@ static void choose(struct coll_connect_state *x)
         warn_uncarried(x, (enum algo_id)ch->force);
 }
 
-/* Opens our connection to rank p: over the cables that reach it (a verbs comm: from its own
- * device), else through a relay (tcp). */
+/* Opens our connection to rank p: over the cables that reach it (verbs: the cables of one
+ * device, in the comm's domain for that device), else through a relay (tcp). */
 static int start_one(struct coll_connect_state *x, int p, uint32_t tag)
 {
     struct coll_comm *c = x->c;
     int socks = c->ops->lanes_are_socks;
     struct jaccl_route r;
-    int direct = jaccl_route_direct(&x->hs[p], c->dev, socks ? JACCL_ROUTE_ANY : JACCL_ROUTE_PREF,
+    int direct = jaccl_route_direct(&x->hs[p], c->dev, socks ? JACCL_ROUTE_ANY : JACCL_ROUTE_ONE,
                                     &r) == 0;
-    struct jaccl_conn_setup s = x->setup;
+    int d = direct ? coll_dom_of(c, r.cable[0].dev) : 0;
+    if (d < 0)
+        return d;
+    struct jaccl_conn_setup s = coll_setup(c, d);
     s.peer = x->desc[p]; /* the address it reached, and its relay */
     s.peer_len = sizeof(x->desc[p]);
     s.route = x->route[p];
@@ -131,10 +134,10 @@ static int start_one(struct coll_connect_state *x, int p, uint32_t tag)
                      ? jaccl_connector_start(&x->hs[p], direct ? &r : NULL, tag, &s, &x->conn[p])
                      : -ENETUNREACH;
     if (rc == -ENETUNREACH && !socks)
-        JWARN("CollNet connect: no cable of device %d (%s) reaches rank %d (%s): on verbs a "
-              "CollNet comm keeps to one RDMA device and cannot relay; with a cable per "
-              "neighbour on separate devices, use NCCL_JACCL_FABRIC=tcp (docs/topologies.md)",
-              c->dev, jaccl_dev_name(c->dev), p, x->desc[p]);
+        JWARN("CollNet connect: no RDMA device of this host shares a subnet with rank %d (%s), "
+              "and the verbs fabric cannot relay: cable the pair, or use NCCL_JACCL_FABRIC=tcp "
+              "(docs/topologies.md)",
+              p, x->desc[p]);
     else if (rc != 0)
         JWARN("CollNet connect: cannot start connecting to rank %d (%s)", p, x->desc[p]);
     return rc;
@@ -196,17 +199,14 @@ static int on_accept(struct coll_connect_state *x, struct fab_ep *ep, uint32_t t
     return bind_peer(x, ep, from, NEED_ACC);
 }
 
-/* Every connection of a CollNet comm shares its domain and CQ: one device. */
+/* A connection lives in the comm's domain for the device it arrived by (coll_dom.c). */
 static int accept_setup(void *arg, int dev, struct jaccl_conn_setup *out)
 {
     struct coll_connect_state *x = arg;
-    if (dev != x->c->dev && !x->c->ops->lanes_are_socks) {
-        JWARN("CollNet connect: a peer reached this rank by device %d (%s), but its comm is on "
-              "device %d: on verbs a CollNet comm keeps to one RDMA device",
-              dev, jaccl_dev_name(dev), x->c->dev);
-        return -EINVAL;
-    }
-    *out = x->setup;
+    int d = coll_dom_of(x->c, dev);
+    if (d < 0)
+        return d;
+    *out = coll_setup(x->c, d);
     return 0;
 }
 
@@ -291,6 +291,7 @@ static int finish(struct coll_connect_state *x)
     }
     c->h->hdr.dev = c->dev;
     c->h->hdr.dom = c->dom;
+    c->h->hdr.reg = &coll_reg_ops;
     if (coll_thread_start(c) != 0) {
         JWARN("CollNet connect: cannot start the progress thread");
         return -EAGAIN;
@@ -351,7 +352,7 @@ static int cx_init(struct coll_connect_state *x, void **handles, int nranks)
     JINFO(NCCL_INIT, "CollNet rank %d: %d of %d ranks on this host, %d CPUs usable", me, local,
           nranks, jaccl_cpus_usable());
     choose(x);
-    x->setup = coll_setup(x->c);
+    x->setup = coll_setup(x->c, 0);
     jaccl_listener_expect(x->l->listener, x->c->ops->side_socks(&x->setup.attr));
     return 0;
 }

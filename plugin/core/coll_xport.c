@@ -195,8 +195,8 @@ static int x_send(struct algo_xport *x, int peer, int lane, const void *buf, siz
     struct coll_stream *s = &l->s[lane];
     if (!l->ep)
         return link_closed(c, l, "send to", lane);
-    int rc =
-            c->ops->post_send(l->ep, lane, buf, len, mr, COLL_WR(COLL_WR_DSEND, li, lane, s->sent));
+    int rc = c->ops->post_send(l->ep, lane, buf, len, coll_mr_in(c, l->dom, mr),
+                               COLL_WR(COLL_WR_DSEND, li, lane, s->sent));
     if (rc != 0)
         return post_failed(c, l, rc, "send", len);
     s->sent++;
@@ -212,7 +212,7 @@ static int x_recv(struct algo_xport *x, int peer, int lane, void *buf, size_t le
     struct coll_stream *s = &l->s[lane];
     if (!l->ep)
         return link_closed(c, l, "receive from", lane);
-    int rc = c->ops->post_recv(l->ep, lane, buf, len, mr,
+    int rc = c->ops->post_recv(l->ep, lane, buf, len, coll_mr_in(c, l->dom, mr),
                                COLL_WR(COLL_WR_DRECV, li, lane, s->posted));
     if (rc != 0)
         return post_failed(c, l, rc, "receive", len);
@@ -393,7 +393,8 @@ static void on_ctrl(struct coll_comm *c, struct coll_link *l, int li, uint32_t i
         check_link_sig(c, l, c->nxt);
     if (jaccl_sticky_status(&c->fail) != 0)
         return;
-    int rc = c->ops->post_recv(l->ep, c->ndata, &l->rx[idx % COLL_CTRL_N], sizeof(m), c->ctrl_mr,
+    int rc = c->ops->post_recv(l->ep, c->ndata, &l->rx[idx % COLL_CTRL_N], sizeof(m),
+                               coll_mr_in(c, l->dom, c->ctrl_mr),
                                COLL_WR(COLL_WR_CRECV, li, c->ndata, idx));
     if (rc != 0 && !link_done(c, l))
         ctrl_post_failed(c, l, rc, "control receive", sizeof(m));
@@ -497,7 +498,7 @@ static void send_ctrl(struct coll_comm *c, struct coll_link *l, int li, uint32_t
         m->posted[i] = l->s[i].posted;
         m->sent[i] = l->s[i].sent;
     }
-    int rc = c->ops->post_send(l->ep, c->ndata, m, sizeof(*m), c->ctrl_mr,
+    int rc = c->ops->post_send(l->ep, c->ndata, m, sizeof(*m), coll_mr_in(c, l->dom, c->ctrl_mr),
                                COLL_WR(COLL_WR_CSEND, li, c->ndata, l->tx_posted));
     if (rc != 0) {
         ctrl_post_failed(c, l, rc, "control message", sizeof(*m));

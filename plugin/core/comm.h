@@ -20,10 +20,20 @@ enum jaccl_comm_kind {
     COMM_COLL = 0x4a430005,
 };
 
+struct jaccl_comm_hdr;
+
+/* How a comm registers NCCL's buffers when its one domain is not enough: a CollNet comm over
+ * several devices registers them in each (core/coll_dom.c). */
+struct jaccl_reg_ops {
+    int (*reg)(struct jaccl_comm_hdr *c, void *buf, size_t len, struct fab_mr **mr);
+    void (*dereg)(struct jaccl_comm_hdr *c, struct fab_mr *mr);
+};
+
 struct jaccl_comm_hdr {
     uint32_t kind; /* enum jaccl_comm_kind */
     int dev;
     struct fab_domain *dom;
+    const struct jaccl_reg_ops *reg; /* NULL: registrations are dom's */
 };
 
 /* The comm behind an opaque NCCL pointer, or NULL (with a WARN naming `what`) if it is not a

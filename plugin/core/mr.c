@@ -39,6 +39,15 @@ struct jaccl_comm_hdr *jaccl_comm_take(void *p, uint32_t kind, const char *what)
     return jaccl_reg_take(p, obj_kind(kind), what, NULL);
 }
 
+/* The registration knows its back end; the comm may keep it in more domains than one. */
+static void mr_release(struct jaccl_comm_hdr *c, struct fab_mr *mr)
+{
+    if (c->reg)
+        c->reg->dereg(c, mr);
+    else
+        mr->ops->mr_dereg(mr);
+}
+
 int jaccl_mr_reg(struct jaccl_comm_hdr *c, void *data, size_t size, int type, void **mhandle)
 {
     if (!mhandle)
@@ -55,7 +64,8 @@ int jaccl_mr_reg(struct jaccl_comm_hdr *c, void *data, size_t size, int type, vo
     struct jaccl_mh *mh = calloc(1, sizeof(*mh));
     if (!mh)
         return -ENOMEM;
-    int rc = c->dom->ops->mr_reg(c->dom, data, size, &mh->mr);
+    int rc = c->reg ? c->reg->reg(c, data, size, &mh->mr)
+                    : c->dom->ops->mr_reg(c->dom, data, size, &mh->mr);
     if (rc != 0) {
         JWARN("regMr: registering %p (%zu bytes) failed: %d", data, size, rc);
         free(mh);
@@ -65,7 +75,7 @@ int jaccl_mr_reg(struct jaccl_comm_hdr *c, void *data, size_t size, int type, vo
     mh->len = size;
     mh->owner = c;
     if (jaccl_reg_add(mh, sizeof(*mh), 1, JO_MH, c) != 0) {
-        mh->mr->ops->mr_dereg(mh->mr);
+        mr_release(c, mh->mr);
         free(mh);
         return -ENOMEM;
     }
@@ -76,7 +86,7 @@ int jaccl_mr_reg(struct jaccl_comm_hdr *c, void *data, size_t size, int type, vo
 static void mh_release(void *obj)
 {
     struct jaccl_mh *mh = obj;
-    mh->mr->ops->mr_dereg(mh->mr); /* the registration knows its back end */
+    mr_release(mh->owner, mh->mr); /* its comm is open: a close releases its handles first */
     free(mh);
 }
 

@@ -18,6 +18,9 @@
 #                             at once, staggered, leave at once, abort busy and idle);
 #   RC                        the same point-to-point tests; CollNet ring and mesh of 2 to 4 ranks,
 #                             a rank killed, windows;
+#   direct cables             tests/rdma/topo.sh on UC and RC: a triangle and two ranks with two
+#                             cables, a soft-RoCE device per cable end (p2p between every pair,
+#                             the three collectives on ring, mesh and auto);
 #   1% loss                   tests/rdma/rdma_p2p on UC and RC, p2p_basic and CollNet ring and
 #                             mesh of 2 and 4 ranks on UC (RC retransmits in hardware).
 # RDMA_FULL=1 runs every shared test for UC and RC, and every one again under loss on UC.
@@ -108,6 +111,8 @@ for qp in uc rc; do
         # shellcheck disable=SC2086 # a list of test names
         run "run_coll/$qp" env BUILD="$BUILD" tests/run_coll.sh $list
     fi
+    # Direct cables on verbs: a triangle and two ranks with two cables, a device per cable end.
+    run "topo/$qp" env BUILD="$BUILD" tests/rdma/topo.sh
 done
 loss on
 for qp in uc rc; do
