@@ -12,13 +12,13 @@
 
 #include "core/api.h"
 #include "core/coll.h"
+#include "core/coll_choice.h"
 #include "core/err.h"
 #include "core/registry.h"
 #include "core/state.h"
 #include "util/clock.h"
 #include "util/crowd.h"
 #include "util/log.h"
-#include "util/param.h"
 
 #define ROUND_SLEEP_NS 200000
 #define NEED_CONN      1       /* we connect to this rank */
@@ -91,15 +91,7 @@ static int host_ranks(const struct jaccl_handle *hs, int nranks, int me)
 
 static void choose(struct coll_comm *c)
 {
-    const char *algo = jaccl_param_str(JP_ALGO); /* one of the algorithms' names, or "auto" */
-    struct algo_choice *ch = &c->choice;
-    ch->wires = c->wires;
-    ch->mesh_max_bytes = (size_t)jaccl_param_int(JP_MESH_MAX_BYTES);
-    ch->mesh_max_ranks = (int)jaccl_param_int(JP_MESH_MAX_RANKS);
-    ch->rhd_min_bytes = (size_t)jaccl_param_int(JP_RHD_MIN_BYTES);
-    ch->rhd_max_bytes = (size_t)jaccl_param_int(JP_RHD_MAX_BYTES);
-    ch->force = algo_by_name(algo);
-    ch->mesh_connected = algo_needs_all_pairs(c->nranks, ch);
+    coll_choice_init(&c->choice, c->nranks, c->wires);
 }
 
 /* Each pair shares one connection, opened by the lower rank; with two ranks each opens one,
