@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The tuner's formula: an algorithm's work (its own algo_ops.work) on a platform, in seconds.
+ * docs/tuner.md derives it and says where each constant comes from. */
+#include "algo/cost.h"
+
+#include "algo/algo.h"
+
+/* Sums rather than overlaps the transfers and the reductions: over TCP both are copies by the
+ * same CPU; over RDMA the NIC moves the next frame while the CPU reduces this one, so this
+ * over-states by at most the smaller of the two (docs/tuner.md, "What the model leaves out").
+ * A lone operation first waits one control message for its credits (docs/collectives.md,
+ * section 12): one hop more than its steps. */
+double algo_time(const struct algo_work *w, const struct algo_platform *p)
+{
+    if (w->hops == 0)
+        return 0;
+    int links = w->peers < p->links ? w->peers : p->links;
+    double share = p->cpu_share > 0 && p->cpu_share < 1 ? p->cpu_share : 1;
+    double link = p->link_Bps * (links > 1 ? links : 1) * share;
+    double kern = (w->bytes > p->cache_bytes ? p->kern_cold_Bps : p->kern_hot_Bps) * share;
+    double t = (w->hops + 1) * p->hop_s;
+    if (w->sent > 0)
+        t += w->sent / link;
+    if (w->reduced > 0)
+        t += w->reduced / kern;
+    return t;
+}
+
+/* The geometry the core would build for the call (rank 0: every rank does the same work). */
+static void geom_of(struct algo_geom *g, enum algo_kind kind, int nranks, size_t bytes, size_t esz)
+{
+    if (kind == ALGO_ALLREDUCE) {
+        algo_geom_allreduce(g, nranks, 0, bytes / esz, esz);
+        return;
+    }
+    size_t bpr = bytes / (size_t)nranks / esz * esz;
+    algo_geom_window(g, kind, nranks, 0, kind == ALGO_ALLGATHER ? 1 : esz, bpr, 0,
+                     bpr * (size_t)nranks);
+}
+
+double algo_predict(enum algo_kind kind, int nranks, size_t bytes, size_t esz,
+                    const struct algo_choice *ch, const struct algo_platform *p, int *algo)
+{
+    struct algo_op op = {.algo = ALGO_RING};
+    geom_of(&op.g, kind, nranks > 0 ? nranks : 1, bytes, esz ? esz : 1);
+    algo_choose(&op, ch);
+    if (algo)
+        *algo = op.algo;
+    struct algo_work w = {.bytes = algo_total(&op.g)};
+    algo_ops_of(op.algo)->work(&op.g, &w);
+    return algo_time(&w, p);
+}
