@@ -449,13 +449,19 @@ static int predict_main(struct opts *o, int hosted, const char *mode)
     o->nwin = 1;
     o->window[0] = 1;
     int failed = 0;
-    for (int r = 0; r < o->rounds && !failed; r++)
+    char loads[MAX_ROUNDS * 8] = "";
+    for (int r = 0, n = 0; r < o->rounds && !failed; r++) {
+        struct mp_load load;
+        mp_load_start(&load);
         for (int a = 0; a < p.nalgo && !failed; a++) {
             struct opts one = *o;
             one.algo = algo_name((enum algo_id)p.algo[a]);
             one.record = slot(&p, r, a);
             failed = mp_run(one.algo, o->nranks, 3600, coll_rank, &one);
         }
+        n += snprintf(loads + n, sizeof(loads) - (size_t)n, " %.2f", mp_load_foreign(&load));
+    }
+    printf("# cores other processes used, round by round:%s\n", loads);
     for (int a = 0; a < p.nalgo && !failed; a++) {
         int i = 0;
         for (size_t size = o->min_bytes; size <= o->max_bytes; size *= o->factor)
