@@ -40,33 +40,54 @@ static void size_str(char *buf, size_t len, int log2b)
     snprintf(buf, len, "%llu %s", 1ull << (log2b % 10), units[log2b / 10]);
 }
 
-/* "from 256 KiB to 8 MiB, NCCL's ring above" and the like, for the sweep's sizes. */
+/* The sweep's sizes where CollNet wins, as runs [lo, hi] of powers of two. */
+struct runs {
+    int n, lo[SWEEP_HI - SWEEP_LO + 1], hi[SWEEP_HI - SWEEP_LO + 1];
+};
+
+static void find_runs(const struct jaccl_tuner *t, struct runs *r)
+{
+    r->n = 0;
+    for (int b = SWEEP_LO, open = 0; b <= SWEEP_HI; b++) {
+        int win = collnet_wins(t, (size_t)1 << b);
+        if (win && !open)
+            r->lo[r->n++] = b;
+        if (win)
+            r->hi[r->n - 1] = b;
+        open = win;
+    }
+}
+
+/* Where NCCL's ring wins, said after the runs. */
+static const char *ring_where(const struct runs *r)
+{
+    if (r->n == 0)
+        return "at no size, NCCL's ring everywhere";
+    int from_bottom = r->lo[0] == SWEEP_LO, to_top = r->hi[r->n - 1] == SWEEP_HI;
+    if (from_bottom && to_top && r->n == 1)
+        return "";
+    if (r->n == 1)
+        return from_bottom ? ", NCCL's ring above"
+               : to_top    ? ", NCCL's ring below"
+                           : ", NCCL's ring below and above";
+    return ", NCCL's ring in between";
+}
+
+/* "from 256 KiB to 8 MiB, NCCL's ring above" and the like. */
 static void ranges(const struct jaccl_tuner *t, char *out, size_t len)
 {
-    int lo = -1, n = 0, first = -1, last = -1;
+    struct runs r;
     size_t used = 0;
+    find_runs(t, &r);
     out[0] = '\0';
-    for (int b = SWEEP_LO; b <= SWEEP_HI + 1; b++) {
-        int win = b <= SWEEP_HI && collnet_wins(t, (size_t)1 << b);
-        if (win && lo < 0)
-            lo = b;
-        if (win || lo < 0)
-            continue;
+    for (int i = 0; i < r.n && used < len; i++) {
         char a[16], z[16];
-        size_str(a, sizeof(a), lo);
-        size_str(z, sizeof(z), b - 1);
-        used += (size_t)snprintf(out + used, used < len ? len - used : 0, "%sfrom %s to %s",
-                                 n++ ? ", " : "", a, z);
-        first = first < 0 ? lo : first;
-        last = b - 1;
-        lo = -1;
+        size_str(a, sizeof(a), r.lo[i]);
+        size_str(z, sizeof(z), r.hi[i]);
+        used += (size_t)snprintf(out + used, len - used, "%sfrom %s to %s", i ? ", " : "", a, z);
     }
-    const char *rest = n == 0                                  ? "nowhere: NCCL's ring wins"
-                       : first == SWEEP_LO && last == SWEEP_HI ? ""
-                       : first == SWEEP_LO && n == 1           ? ", NCCL's ring above"
-                       : last == SWEEP_HI && n == 1            ? ", NCCL's ring below"
-                                                               : ", NCCL's ring elsewhere";
-    snprintf(out + (used < len ? used : len - 1), used < len ? len - used : 1, "%s", rest);
+    if (used < len)
+        snprintf(out + used, len - used, "%s", ring_where(&r));
 }
 
 void jaccl_tuner_log_init(const struct jaccl_tuner *t)
@@ -77,8 +98,8 @@ void jaccl_tuner_log_init(const struct jaccl_tuner *t)
     if (t->comm.have_consts)
         ranges(t, where, sizeof(where));
     JINFO(NCCL_INIT | NCCL_TUNING,
-          "tuner: communicator %#llx, %d ranks on %d nodes: all-reduce on jaccl's CollNet "
-          "chosen %s (estimated, 4 KiB - 16 GiB); model: link %.2f GB/s (%s), hop %.1f us "
+          "tuner: communicator %#llx, %d ranks on %d nodes: jaccl's CollNet chosen for all-reduce "
+          "%s (estimated over 4 KiB - 16 GiB); model: link %.2f GB/s (%s), hop %.1f us "
           "(%s), %s sum %.1f GB/s in cache, %.1f GB/s from memory (above %zu KiB)",
           (unsigned long long)t->comm.comm_id, t->comm.nranks, t->comm.nnodes, where,
           p->link_Bps / 1e9, m->link_from, p->hop_s * 1e6, m->lat_from, jaccl_dtype_name(m->dtype),

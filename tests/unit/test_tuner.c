@@ -244,7 +244,7 @@ static void test_info_line(void **state)
     void *ctx = init_ctx(g_v5, 5, 4);
     char line[640];
     assert_true(log_find("communicator 0x5eed0005, 20 ranks on 5 nodes", line, sizeof(line)));
-    assert_non_null(strstr(line, "all-reduce on jaccl's CollNet chosen "));
+    assert_non_null(strstr(line, "jaccl's CollNet chosen for all-reduce "));
     assert_non_null(strstr(line, "model: link "));
     assert_int_equal(g_v5->finalize(ctx), ncclSuccess);
 }
@@ -356,6 +356,52 @@ static void test_knobs(void **state)
     jaccl_param_reset();
 }
 
+/* The INFO line follows the model: a 100 us hop on 50 GB/s links loses to NCCL's ring at
+ * every size (two hops cost more than NCCL's whole small ring; past that the kernels are slower
+ * than the link); jaccl's ring on a slow link with 8 nodes of 8 ranks wins at every size
+ * (NCCL's ring moves 2(R-1)/R bytes per byte over the same link, jaccl's 2(N-1)/N, and its
+ * kernels keep up). */
+static void test_info_ranges(void **state)
+{
+    char line[640];
+    struct jaccl_tuner_comm c = {.comm_id = 0xabc,
+                                 .nranks = 4,
+                                 .nnodes = 4,
+                                 .have_consts = 1,
+                                 .ring_base_us = 8.4,
+                                 .ring_net_us = 14,
+                                 .tree_net_us = 14,
+                                 .ring_nvl_us = 3.4};
+    void *ctx = NULL;
+    setenv("NCCL_JACCL_TUNER_LAT_NS", "100000", 1);
+    setenv("NCCL_JACCL_TUNER_LINK_MBPS", "400000", 1);
+    jaccl_param_reset();
+    assert_int_equal(jaccl_tuner_init(&ctx, &c, logger), ncclSuccess);
+    assert_true(log_find("communicator 0xabc, 4 ranks on 4 nodes", line, sizeof(line)));
+    assert_non_null(strstr(line, "chosen for all-reduce at no size, NCCL's ring everywhere"));
+    assert_int_equal(jaccl_tuner_finalize(ctx), ncclSuccess);
+    setenv("NCCL_JACCL_TUNER_LAT_NS", "1000", 1);
+    setenv("NCCL_JACCL_TUNER_LINK_MBPS", "100", 1); /* kernels of 50 MB/s would keep up */
+    setenv("NCCL_JACCL_ALGO", "ring", 1);
+    jaccl_param_reset();
+    c = (struct jaccl_tuner_comm){.comm_id = 0xdef,
+                                  .nranks = 64,
+                                  .nnodes = 8,
+                                  .have_consts = 1,
+                                  .ring_base_us = 8.4,
+                                  .ring_net_us = 14,
+                                  .tree_net_us = 14,
+                                  .ring_nvl_us = 3.4};
+    assert_int_equal(jaccl_tuner_init(&ctx, &c, logger), ncclSuccess);
+    assert_true(log_find("communicator 0xdef, 64 ranks on 8 nodes", line, sizeof(line)));
+    assert_non_null(strstr(line, "chosen for all-reduce from 4 KiB to 16 GiB (estimated"));
+    assert_int_equal(jaccl_tuner_finalize(ctx), ncclSuccess);
+    unsetenv("NCCL_JACCL_TUNER_LAT_NS");
+    unsetenv("NCCL_JACCL_TUNER_LINK_MBPS");
+    unsetenv("NCCL_JACCL_ALGO");
+    jaccl_param_reset();
+}
+
 static int setup(void **state)
 {
     g_lib = dlopen("libnccl-net-jaccl.so", RTLD_NOW | RTLD_LOCAL);
@@ -376,11 +422,12 @@ static int teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_symbols),    cmocka_unit_test(test_collnet_entries),
-            cmocka_unit_test(test_untouched),  cmocka_unit_test(test_v5_equals_v6),
-            cmocka_unit_test(test_cost_shape), cmocka_unit_test(test_info_line),
-            cmocka_unit_test(test_one_node),   cmocka_unit_test(test_stale_context),
-            cmocka_unit_test(test_concurrent), cmocka_unit_test(test_knobs),
+            cmocka_unit_test(test_symbols),     cmocka_unit_test(test_collnet_entries),
+            cmocka_unit_test(test_untouched),   cmocka_unit_test(test_v5_equals_v6),
+            cmocka_unit_test(test_cost_shape),  cmocka_unit_test(test_info_line),
+            cmocka_unit_test(test_one_node),    cmocka_unit_test(test_stale_context),
+            cmocka_unit_test(test_concurrent),  cmocka_unit_test(test_knobs),
+            cmocka_unit_test(test_info_ranges),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
