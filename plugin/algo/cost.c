@@ -10,13 +10,23 @@
  * over-states by at most the smaller of the two (docs/tuner.md, "What the model leaves out").
  * A lone operation first waits one control message for its credits (docs/collectives.md,
  * section 12): one hop more than its steps. */
+/* What the rank's transfers move per second: its cables, as many as it has peers to spread
+ * over, unless its lanes carry less (one TCP stream does not fill a fast link, nor one socket
+ * over loopback, where the copies of several lanes run on several threads). */
+static double send_rate(const struct algo_work *w, const struct algo_platform *p)
+{
+    int links = w->peers < p->links ? w->peers : p->links;
+    double rate = p->link_Bps * (links > 1 ? links : 1);
+    double lanes = p->lane_Bps * (w->lanes > 1 ? w->lanes : 1);
+    return p->lane_Bps > 0 && lanes < rate ? lanes : rate;
+}
+
 double algo_time(const struct algo_work *w, const struct algo_platform *p)
 {
     if (w->hops == 0)
         return 0;
-    int links = w->peers < p->links ? w->peers : p->links;
     double share = p->cpu_share > 0 && p->cpu_share < 1 ? p->cpu_share : 1;
-    double link = p->link_Bps * (links > 1 ? links : 1) * share;
+    double link = send_rate(w, p) * share;
     double kern = (w->bytes > p->cache_bytes ? p->kern_cold_Bps : p->kern_hot_Bps) * share;
     double t = (w->hops + 1) * p->hop_s;
     if (w->sent > 0)

@@ -21,11 +21,13 @@ struct algo_work {
     double sent;    /* bytes it sends, all peers together (it receives as many) */
     double reduced; /* bytes its reduction kernels write */
     int peers;      /* distinct peers it sends to at the same time */
+    int lanes;      /* lanes (sockets, queue pairs) it keeps sending on at the same time */
 };
 
 /* Where it runs. Rates in bytes per second, times in seconds. */
 struct algo_platform {
     double link_Bps;      /* what one link carries each way */
+    double lane_Bps;      /* what one lane carries each way (0: as much as the link) */
     double hop_s;         /* one message to a peer and its handling there: wire plus software */
     double kern_hot_Bps;  /* reduction kernel output rate, operands in the cache */
     double kern_cold_Bps; /* the same, operands streaming from memory */

@@ -72,6 +72,7 @@ static void local_work(const struct algo_geom *g, struct algo_work *w)
     w->sent = 0;
     w->reduced = 0;
     w->peers = 0;
+    w->lanes = 0;
 }
 
 const struct algo_ops algo_local_ops = {

@@ -274,6 +274,7 @@ static void mesh_work(const struct algo_geom *g, struct algo_work *w)
     w->sent = (n - 1) * each;
     w->reduced = g->kind == ALGO_ALLGATHER ? 0 : w->sent;
     w->peers = n - 1;
+    w->lanes = n - 1; /* lane 0 of each peer */
 }
 
 const struct algo_ops algo_mesh_ops = {

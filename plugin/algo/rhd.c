@@ -287,6 +287,7 @@ static void rhd_work(const struct algo_geom *g, struct algo_work *w)
     w->sent = (g->kind == ALGO_ALLREDUCE ? 2 : 1) * moved;
     w->reduced = g->kind == ALGO_ALLGATHER ? 0 : moved;
     w->peers = 1;
+    w->lanes = 1; /* lane 0 of the step's partner */
 }
 
 const struct algo_ops algo_rhd_ops = {

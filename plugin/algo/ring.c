@@ -288,7 +288,8 @@ static void ring_shape(struct algo_geom *g, const struct algo_choice *ch)
 
 /* For the tuner: each of the steps (2(n-1) for all-reduce, n-1 for the other two) moves a
  * chunk, 1/n of the operation, to the next rank, and every reduce-scatter step reduces what
- * arrives. Two directions reach the two neighbours (one neighbour with two ranks). */
+ * arrives. Two directions reach the two neighbours (one neighbour with two ranks), each part
+ * (direction, wire) on a lane of its own. */
 static void ring_work(const struct algo_geom *g, struct algo_work *w)
 {
     int n = g->nranks, steps = algo_ring_steps(g);
@@ -297,6 +298,7 @@ static void ring_work(const struct algo_geom *g, struct algo_work *w)
     w->sent = steps * chunk;
     w->reduced = g->kind == ALGO_ALLGATHER ? 0 : (n - 1) * chunk;
     w->peers = g->ndirs == 2 && n > 2 ? 2 : 1;
+    w->lanes = g->ndirs * g->nwires;
 }
 
 const struct algo_ops algo_ring_ops = {

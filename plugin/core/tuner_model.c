@@ -47,6 +47,7 @@ static void read_devices(struct dev_view *d)
 static int model_link(struct jaccl_model *m)
 {
     int64_t mbps = jaccl_param_int(JP_TUNER_LINK), ns = jaccl_param_int(JP_TUNER_LAT);
+    m->plat.lane_Bps = (double)jaccl_param_int(JP_TUNER_LANE) * 1e6 / 8;
     struct dev_view d = {0};
     if (mbps == 0 || ns < 0)
         read_devices(&d);
@@ -116,8 +117,8 @@ int jaccl_model_init(struct jaccl_model *m, int nranks, int ranks_per_host)
     int rc = model_link(m);
     if (rc == 0)
         rc = model_kernels(m);
-    /* One device per CollNet comm: jaccl's wires are lanes over the same cable, so they add
-     * no bandwidth in the model. */
+    /* One device per CollNet comm: its ring wires are more lanes over the same cable, which
+     * help only where one lane cannot fill it (NCCL_JACCL_TUNER_LANE_MBPS). */
     m->plat.links = 1;
     m->plat.cpu_share = cpu_share(ranks_per_host);
     return rc;

@@ -181,6 +181,12 @@ static const struct jaccl_param_desc g_params[JP_NUM_PARAMS] = {
               "device's speed as jaccl reports it to NCCL (10000 for an interface with no "
               "speed, such as `lo`). Set it when the device's nominal speed is not what a rank "
               "gets (see docs/tuner.md, Calibration)."),
+        P_INT(JP_TUNER_LANE, "NCCL_JACCL_TUNER_LANE_MBPS", 0, 0, 100000000, "Mbit/s", NULL, S_TUNER,
+              "What one lane (one TCP socket, one queue pair) carries each way, in the tuner's "
+              "model: an algorithm that sends on fewer lanes than it takes to fill the link (the "
+              "mesh and halving-doubling use one per peer) goes no faster than its lanes. `0` = "
+              "one lane can fill the link, as a queue pair does on RDMA. Over TCP one stream "
+              "often cannot: `jaccl-coll-perf -P -c` measures it (docs/tuner.md)."),
         P_INT(JP_TUNER_LAT, "NCCL_JACCL_TUNER_LAT_NS", -1, -1, 1000000000, "nanoseconds", NULL,
               S_TUNER,
               "The time the tuner's model charges for one message hop (wire and software). "

@@ -35,6 +35,7 @@ enum jaccl_param_id {
     JP_DEBUG_COUNTERS, /* string: ""/0 off, 1 = count and log, else a file (util/counters.h) */
     JP_TUNER,          /* int: 0 = the tuner table leaves NCCL's costs alone */
     JP_TUNER_LINK,     /* int: 0 = the devices' speed */
+    JP_TUNER_LANE,     /* int: 0 = a lane can fill the link */
     JP_TUNER_LAT,      /* int: -1 = the devices' latency, or the measured default */
     JP_TUNER_DTYPE,    /* string: auto | float32 | float16 | bfloat16 */
     JP_NUM_PARAMS

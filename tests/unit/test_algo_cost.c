@@ -32,14 +32,15 @@ static void geom(struct algo_geom *g, enum algo_kind kind, int n, int r, size_t 
 
 struct counted {
     double sent, reduced;
-    int steps;
+    int steps, lanes; /* lanes: the most that carry data in one step */
 };
 
 /* The ring's bytes from its schedule: every (direction, wire) part of every step. */
 static struct counted count_ring(const struct algo_geom *g)
 {
     struct counted c = {.steps = algo_ring_steps(g)};
-    for (int t = 0; t < c.steps; t++)
+    for (int t = 0; t < c.steps; t++) {
+        int lanes = 0;
         for (int d = 0; d < g->ndirs; d++)
             for (int w = 0; w < g->nwires; w++) {
                 struct algo_range s, r;
@@ -47,7 +48,10 @@ static struct counted count_ring(const struct algo_geom *g)
                 algo_ring_part(g, t, d, w, 1, &r);
                 c.sent += (double)s.len;
                 c.reduced += algo_ring_reduces(g, t) ? (double)r.len : 0;
+                lanes += s.len > 0;
             }
+        c.lanes = lanes > c.lanes ? lanes : c.lanes;
+    }
     return c;
 }
 
@@ -60,6 +64,7 @@ static struct counted count_mesh(const struct algo_geom *g)
             continue;
         algo_mesh_send(g, p, &s);
         algo_mesh_recv(g, p, &r);
+        c.lanes += s.len > 0; /* one lane per peer */
         c.sent += (double)s.len;
         c.reduced += g->kind == ALGO_ALLGATHER ? 0 : (double)r.len;
     }
@@ -73,6 +78,7 @@ static struct counted count_rhd(const struct algo_geom *g)
         int peer;
         struct algo_range s, r;
         int red = algo_rhd_step(g, t, &peer, &s, &r);
+        c.lanes = s.len > 0 ? 1 : c.lanes; /* one partner at a time, on one lane */
         c.sent += (double)s.len;
         c.reduced += red ? (double)r.len : 0;
     }
@@ -97,11 +103,11 @@ static void check_one(int a, enum algo_kind kind, int n, size_t bytes)
     }
     double slack = 64.0 * n * 4; /* uneven chunks: a few elements per chunk and part */
     if (fabs(w.sent - most.sent) > slack || fabs(w.reduced - most.reduced) > slack ||
-        w.hops != most.steps)
-        fail_msg("%s kind %d, %d ranks, %zu bytes: work says sent %.0f reduced %.0f hops %d, "
-                 "the schedule %.0f %.0f %d",
-                 algo_name((enum algo_id)a), kind, n, bytes, w.sent, w.reduced, w.hops, most.sent,
-                 most.reduced, most.steps);
+        w.hops != most.steps || w.lanes != most.lanes)
+        fail_msg("%s kind %d, %d ranks, %zu bytes: work says sent %.0f reduced %.0f hops %d "
+                 "lanes %d, the schedule %.0f %.0f %d %d",
+                 algo_name((enum algo_id)a), kind, n, bytes, w.sent, w.reduced, w.hops, w.lanes,
+                 most.sent, most.reduced, most.steps, most.lanes);
 }
 
 static void test_work_matches_schedule(void **state)
@@ -144,6 +150,13 @@ static void test_time_terms(void **state)
     assert_true(algo_time(&w, &two) == algo_time(&w, &p));
     w.peers = 2; /* two peers over two cables: the transfer halves */
     assert_true(fabs(algo_time(&w, &p) - algo_time(&w, &two) - 1e6 / 2e9) < 1e-12);
+    struct algo_platform lanes = p;
+    lanes.lane_Bps = 0.25e9; /* two lanes of a quarter of the link: half the link */
+    w.peers = 1;
+    w.lanes = 2;
+    assert_true(fabs(algo_time(&w, &lanes) - algo_time(&w, &p) - 1e6 / 1e9) < 1e-12);
+    w.lanes = 8; /* eight of them: the link is the limit again */
+    assert_true(algo_time(&w, &lanes) == algo_time(&w, &p));
     w.hops = 0; /* no message (one rank): nothing to wait for */
     assert_true(algo_time(&w, &p) == 0);
 }
