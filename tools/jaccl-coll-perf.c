@@ -4,6 +4,7 @@
  *   jaccl-coll-perf allreduce|reducescatter|allgather [-N ranks] [-b 128K] [-e 1M] [-f 2] [-L]
  *                   [-n iters] [-w warmup] [-W 1,8] [-a auto|ring|mesh|rhd] [-r wires] [-V 11]
  *   jaccl-coll-perf ceiling [-N ranks] [-b ..] [-e ..] [-f ..] [-L]
+ *   jaccl-coll-perf allreduce|reducescatter|allgather -P [-R rounds] [-a ring,mesh,rhd] [-c] ...
  *
  *   jaccl-coll-perf MODE --rank R --nranks N --root HOST:PORT [options]   one rank per host
  *
@@ -23,6 +24,16 @@
  * that differ from the exact expected value (data are small integers, so every summation order
  * gives the same bits).
  *
+ * -P: the tuner's model checked (docs/tuner.md): -R rounds (default 5), each one sweep per
+ * algorithm with one operation at a time, interleaved; each size's median beside the model's time
+ * for that algorithm, built as a communicator's tuner builds it (float32; the ranks of this host
+ * sharing its cores). -c measures the link and hop in every round through jaccl's own p2p (a
+ * token around the ring; 4 MiB exchanges with both neighbours, over NCCL_JACCL_NSOCKS lanes and
+ * over one, harness/mp_calib.c) and uses their medians instead of
+ * the devices' or the knobs' figures: the values to give NCCL_JACCL_TUNER_LINK_MBPS,
+ * _LANE_MBPS and _LAT_NS. -q CORES: each round first waits (2 minutes at most) for a second in
+ * which other processes used fewer than CORES cores.
+ *
  * ceiling: the plain socket ring exchange the collectives are judged against. Every rank sends
  * `size` bytes to rank+1 and receives `size` from rank-1 at the same time over blocking TCP
  * sockets on 127.0.0.1 (between the hosts' addresses when hosted); GB/s = bytes per rank per
@@ -39,6 +50,7 @@
 
 #include "coll_harness.h"
 #include "core/tuner.h"
+#include "mp_calib.h"
 #include "mp_host.h"
 #include "mp_perf.h"
 
@@ -55,6 +67,8 @@ struct opts {
     size_t min_bytes, max_bytes, factor;
     const char *algo;
     int predict, rounds; /* -P: the tuner's model beside the measured times, -R rounds */
+    int calibrate;       /* -c: the model's link and hop measured in every round */
+    double quiet;        /* -q: before a round, wait for a second with less foreign load */
     double *record;      /* where rank 0 keeps each size's time (-P), in shared memory */
 };
 
@@ -350,14 +364,18 @@ static int ceiling_rank(int rank, int nranks, void *arg)
 
 /* ---- -P: the tuner's model beside the measured times ---- */
 
-#define MAX_SIZES  48
-#define MAX_ALGOS  3
-#define MAX_ROUNDS 15
+#define MAX_SIZES    48
+#define MAX_ALGOS    3
+#define MAX_ROUNDS   15
+#define QUIET_WAIT_S 120
 
 struct predict {
     struct jaccl_model m;
     int nalgo, algo[MAX_ALGOS], nsizes;
-    double *t; /* [round][algo][size], shared with the forked rank 0 */
+    double *t;               /* [round][algo][size], shared with the forked rank 0 */
+    struct mp_calib *cal;    /* [round] (-c), shared too: the link's figures */
+    struct mp_calib *lane;   /* [round] (-c): the same over one lane (NCCL_JACCL_NSOCKS=1) */
+    double load[MAX_ROUNDS]; /* cores other processes used during each round */
 };
 
 /* -a's comma list ("ring,mesh"), or every algorithm that runs this group. -1 if malformed. */
@@ -397,16 +415,52 @@ static int predict_model(const struct opts *o, struct predict *p, int hosted)
     return rc;
 }
 
+/* Forked, the link is measured between two ranks (the smallest ring), each with a core to
+ * itself where the host has two; one rank per host, between all of them. */
+static int calib_ranks(const struct opts *o, int hosted)
+{
+    return hosted ? o->nranks : 2;
+}
+
+/* -c: the model's link, lane and hop are the medians of the rounds' measurements, in place of
+ * the devices' or the knobs'. A rate measured with ranks crowding the cores is what a rank with
+ * a core to itself would get, times its share: divided back out, since the model multiplies it
+ * in again for the group it prices. */
+static void predict_calibrated(const struct opts *o, struct predict *p, int hosted)
+{
+    double hop[MAX_ROUNDS], bw[MAX_ROUNDS], lane[MAX_ROUNDS];
+    for (int r = 0; r < o->rounds; r++) {
+        hop[r] = p->cal[r].hop_s;
+        bw[r] = p->cal[r].link_Bps;
+        lane[r] = p->lane[r].link_Bps;
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int n = calib_ranks(o, hosted);
+    double share = hosted || cpus <= 0 || n <= cpus ? 1 : (double)cpus / n;
+    p->m.plat.hop_s = mp_median(hop, o->rounds);
+    p->m.plat.link_Bps = mp_median(bw, o->rounds) / share;
+    p->m.plat.lane_Bps = mp_median(lane, o->rounds) / share;
+    snprintf(p->m.link_from, sizeof(p->m.link_from), "measured: p2p ring exchange, %d ranks", n);
+    snprintf(p->m.lat_from, sizeof(p->m.lat_from), "measured: p2p token ring, %d ranks", n);
+}
+
 static void predict_header(const struct opts *o, const struct predict *p, const char *mode)
 {
     const struct algo_platform *pl = &p->m.plat;
     printf("# jaccl %s, %d ranks, window 1, %d interleaved rounds: median measured time beside "
            "the tuner's model\n",
            mode, o->nranks, o->rounds);
-    printf("# model: link %.2f GB/s (%s), hop %.1f us (%s), float32 sum %.1f GB/s in cache, "
-           "%.1f GB/s from memory (above %zu KiB), cpu share %.2f\n",
-           pl->link_Bps / 1e9, p->m.link_from, pl->hop_s * 1e6, p->m.lat_from,
+    printf("# model: link %.2f GB/s (%s), lane %.2f GB/s, hop %.1f us (%s), float32 sum %.1f "
+           "GB/s in cache, %.1f GB/s from memory (above %zu KiB), cpu share %.2f\n",
+           pl->link_Bps / 1e9, p->m.link_from, pl->lane_Bps / 1e9, pl->hop_s * 1e6, p->m.lat_from,
            pl->kern_hot_Bps / 1e9, pl->kern_cold_Bps / 1e9, pl->cache_bytes >> 10, pl->cpu_share);
+    printf("# cores other processes used, round by round:");
+    for (int r = 0; r < o->rounds; r++)
+        printf(" %.2f", p->load[r]);
+    printf("\n");
+    for (int r = 0; p->cal && r < o->rounds; r++)
+        printf("# round %d: link %.2f GB/s, one lane %.2f GB/s, hop %.1f us\n", r + 1,
+               p->cal[r].link_Bps / 1e9, p->lane[r].link_Bps / 1e9, p->cal[r].hop_s * 1e6);
     printf("#%11s %5s %12s %12s %7s  %s\n", "size", "algo", "measured_us", "predicted_us", "error",
            "rounds_us");
 }
@@ -432,6 +486,47 @@ static void predict_row(const struct opts *o, const struct predict *p, int a, in
     printf(" %12.1f %12.1f %+6.0f%% %s\n", med * 1e6, pred * 1e6, (pred / med - 1) * 100, rounds);
 }
 
+/* -c: the link with the ranks' own lanes, then over one lane. 0, or 1 when a run failed. */
+static int predict_link(const struct opts *o, struct predict *p, int r, int hosted)
+{
+    struct mp_calib_run link = {.version = o->version, .out = &p->cal[r]};
+    struct mp_calib_run lane = {.version = o->version, .lanes = 1, .out = &p->lane[r]};
+    int n = calib_ranks(o, hosted);
+    return mp_run("link", n, 600, mp_calib_rank, &link) ||
+           mp_run("one lane", n, 600, mp_calib_rank, &lane);
+}
+
+/* -q: on a shared box, a round that starts while other jobs run is mostly their noise. Waits
+ * (QUIET_WAIT_S at most) for a second in which other processes used fewer than max_load
+ * cores; the round's load is printed either way. */
+static void wait_quiet(double max_load)
+{
+    for (int i = 0; max_load > 0 && i < QUIET_WAIT_S; i++) {
+        struct mp_load l;
+        mp_load_start(&l);
+        sleep(1);
+        if (mp_load_foreign(&l) < max_load)
+            return;
+    }
+}
+
+/* One round: the link (-c), then one sweep per algorithm. 0, or 1 when a run failed. */
+static int predict_round(struct opts *o, struct predict *p, int r, int hosted)
+{
+    struct mp_load load;
+    wait_quiet(o->quiet);
+    mp_load_start(&load);
+    int failed = p->cal ? predict_link(o, p, r, hosted) : 0;
+    for (int a = 0; a < p->nalgo && !failed; a++) {
+        struct opts one = *o;
+        one.algo = algo_name((enum algo_id)p->algo[a]);
+        one.record = slot(p, r, a);
+        failed = mp_run(one.algo, o->nranks, 3600, coll_rank, &one);
+    }
+    p->load[r] = mp_load_foreign(&load);
+    return failed;
+}
+
 /* Rounds of one sweep per algorithm, interleaved (round 1: ring, mesh; round 2: ...) so that
  * every algorithm sees the box's load of the same minutes; then each size's median. */
 static int predict_main(struct opts *o, int hosted, const char *mode)
@@ -439,29 +534,24 @@ static int predict_main(struct opts *o, int hosted, const char *mode)
     struct predict p = {0};
     for (size_t size = o->min_bytes; size <= o->max_bytes; size *= o->factor)
         p.nsizes++;
-    size_t len = sizeof(double) * (size_t)(o->rounds * MAX_ALGOS * p.nsizes);
+    size_t len = sizeof(double) * (size_t)(o->rounds * MAX_ALGOS * p.nsizes) +
+                 2 * sizeof(struct mp_calib) * MAX_ROUNDS;
     if (p.nsizes > MAX_SIZES || predict_algos(o, &p) != 0 || predict_model(o, &p, hosted) != 0)
         return 2;
     p.t = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p.t == MAP_FAILED)
         return 1;
-    predict_header(o, &p, mode);
+    p.cal = o->calibrate ? (struct mp_calib *)(p.t + o->rounds * MAX_ALGOS * p.nsizes) : NULL;
+    p.lane = p.cal ? p.cal + MAX_ROUNDS : NULL;
     o->nwin = 1;
     o->window[0] = 1;
     int failed = 0;
-    char loads[MAX_ROUNDS * 8] = "";
-    for (int r = 0, n = 0; r < o->rounds && !failed; r++) {
-        struct mp_load load;
-        mp_load_start(&load);
-        for (int a = 0; a < p.nalgo && !failed; a++) {
-            struct opts one = *o;
-            one.algo = algo_name((enum algo_id)p.algo[a]);
-            one.record = slot(&p, r, a);
-            failed = mp_run(one.algo, o->nranks, 3600, coll_rank, &one);
-        }
-        n += snprintf(loads + n, sizeof(loads) - (size_t)n, " %.2f", mp_load_foreign(&load));
-    }
-    printf("# cores other processes used, round by round:%s\n", loads);
+    for (int r = 0; r < o->rounds && !failed; r++)
+        failed = predict_round(o, &p, r, hosted);
+    if (!failed && p.cal)
+        predict_calibrated(o, &p, hosted);
+    if (!failed)
+        predict_header(o, &p, mode);
     for (int a = 0; a < p.nalgo && !failed; a++) {
         int i = 0;
         for (size_t size = o->min_bytes; size <= o->max_bytes; size *= o->factor)
@@ -478,11 +568,14 @@ static void usage(void)
     fprintf(stderr, "usage: jaccl-coll-perf allreduce|reducescatter|allgather|ceiling [-N ranks] "
                     "[-b min] [-e max] [-f factor] [-L] [-n iters] [-w warmup] [-W w1,w2,..] "
                     "[-a auto|ring|mesh|rhd] [-r wires] [-V 11|8] [-p sleep_us] "
-                    "[-P [-R rounds] [-a ring,mesh,..]]\n"
+                    "[-P [-R rounds] [-a ring,mesh,..] [-c] [-q cores]]\n"
                     "  default: 128K .. 1M by 2 (NCCL's CollNet steps), windows 1 and 8; "
                     "-L: 4K .. 256M by 4; -p: sleep between tests (default 0: sched_yield)\n"
                     "  -P: each algorithm's median time (one operation at a time) over -R "
-                    "interleaved rounds (default 5) beside the tuner's model of it\n");
+                    "interleaved rounds (default 5) beside the tuner's model of it; -c: with "
+                    "the link and hop measured in every round through jaccl's p2p; -q: each round "
+                    "waits (2 min at most) for a second in which other processes used fewer "
+                    "cores\n");
     mp_host_usage();
 }
 
@@ -531,10 +624,16 @@ static int parse(int argc, char **argv, struct opts *o)
     optind = 2;
     /* NCCL's proxy: test() in a loop, sched_yield() in between (unless the caller said) */
     setenv("MP_POLL_SLEEP_US", "0", 0);
-    while ((c = getopt(argc, argv, "N:b:e:f:Ln:w:W:a:r:V:p:PR:")) != -1) {
+    while ((c = getopt(argc, argv, "N:b:e:f:Ln:w:W:a:r:V:p:PR:cq:")) != -1) {
         switch (c) {
         case 'P':
             o->predict = 1;
+            break;
+        case 'c':
+            o->calibrate = 1;
+            break;
+        case 'q':
+            o->quiet = atof(optarg);
             break;
         case 'R':
             o->rounds = atoi(optarg);
