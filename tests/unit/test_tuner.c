@@ -8,6 +8,7 @@
  * share their functions; many communicators at once from several threads (ThreadSanitizer
  * runs this under make test-tsan). The knobs are checked through the core's entry points, where
  * the test can make the library read the environment again. */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
@@ -22,6 +23,7 @@
 #include <cmocka.h>
 
 #include "core/api.h"
+#include "nccl_abi/net.h"
 #include "nccl_abi/tuner.h"
 #include "util/log.h"
 #include "util/param.h"
@@ -272,6 +274,34 @@ static void test_stale_context(void **state)
     assert_int_equal(log_warns(), w + 2); /* one for each call */
 }
 
+/* Threads of this process (/proc/self/task). */
+static int threads(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* No net plugin initialised (as in this process): the tuner reads the devices by opening the
+ * fabric itself, and holds nothing once it has read them: no thread, and no init context (the
+ * net table's devices() counts devices only while one is held). */
+static void test_nothing_held(void **state)
+{
+    const ncclNet_v11_t *net = dlsym(g_lib, "ncclNetPlugin_v11");
+    int before = threads(), ndev = -1;
+    void *ctx = init_ctx(g_v5, 3, 1);
+    assert_non_null(ctx);
+    assert_int_equal(threads(), before);
+    assert_int_equal(net->devices(&ndev), ncclSuccess);
+    assert_int_equal(ndev, 0);
+    assert_int_equal(g_v5->finalize(ctx), ncclSuccess);
+    assert_int_equal(threads(), before);
+}
+
 /* ---- many communicators at once ---- */
 
 struct worker {
@@ -427,7 +457,7 @@ int main(void)
             cmocka_unit_test(test_cost_shape),  cmocka_unit_test(test_info_line),
             cmocka_unit_test(test_one_node),    cmocka_unit_test(test_stale_context),
             cmocka_unit_test(test_concurrent),  cmocka_unit_test(test_knobs),
-            cmocka_unit_test(test_info_ranges),
+            cmocka_unit_test(test_info_ranges), cmocka_unit_test(test_nothing_held),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
