@@ -14,16 +14,19 @@
 /* Each figure is the median of BATCHES batches, so that a burst of other processes' load (on
  * the shared development box: often) decides one batch, not the figure. */
 #define BATCHES    9
-#define HOP_ROUNDS 25         /* tokens around the ring per batch */
-#define BW_BYTES   (4u << 20) /* NCCL's largest CollNet call */
-#define BW_ROUNDS  3          /* exchanges per batch */
-#define V_HOP      0          /* per-rank values */
+#define HOP_ROUNDS 25          /* tokens around the ring per batch */
+#define BW_BYTES   (4u << 20)  /* NCCL's largest CollNet call */
+#define BW_ROUNDS  3           /* exchanges per batch */
+#define MEM_BYTES  (64u << 20) /* buffers a large operation streams through */
+#define V_HOP      0           /* per-rank values */
 #define V_BW       1
+#define V_MEM      2
 #define TAG        7
 
 struct calib_bufs {
-    char *s, *r;
+    char *s, *r; /* MEM_BYTES each; the first BW_BYTES are the hot messages */
     void *smh, *rmh;
+    size_t at; /* where the next message from memory starts */
 };
 
 typedef double (*batch_fn)(const struct mp_net *n, const struct mp_ring *ring,
@@ -48,23 +51,38 @@ static double hop_batch(const struct mp_net *n, const struct mp_ring *ring, stru
 }
 
 /* Every rank sends BW_BYTES to the right while it receives as many from the left, BW_ROUNDS
- * times: bytes per second each way. */
-static double rate_batch(const struct mp_net *n, const struct mp_ring *ring, struct calib_bufs *b)
+ * times, from and into buffers at offset `at` (or the same first BW_BYTES, hot, when `cold` is
+ * 0): bytes per second each way. */
+static double exchanges(const struct mp_net *n, const struct mp_ring *ring, struct calib_bufs *b,
+                        int cold)
 {
     struct mp_xchg x = {.net = n,
                         .scomm = ring->scomm,
                         .rcomm = ring->rcomm,
-                        .sbuf = b->s,
-                        .rbuf = b->r,
                         .smh = b->smh,
                         .rmh = b->rmh,
                         .size = BW_BYTES,
                         .tag = TAG};
     double t0 = mp_now();
-    for (int i = 0; i < BW_ROUNDS; i++)
+    for (int i = 0; i < BW_ROUNDS; i++) {
+        size_t at = cold ? b->at : 0;
+        b->at = (b->at + BW_BYTES) % MEM_BYTES;
+        x.sbuf = b->s + at;
+        x.rbuf = b->r + at;
         if (!MP_OK(mp_exchange(&x, 0, mp_now() + mp_scaled(30))))
             return -1;
+    }
     return (double)BW_BYTES * BW_ROUNDS / (mp_now() - t0);
+}
+
+static double rate_batch(const struct mp_net *n, const struct mp_ring *ring, struct calib_bufs *b)
+{
+    return exchanges(n, ring, b, 0);
+}
+
+static double mem_batch(const struct mp_net *n, const struct mp_ring *ring, struct calib_bufs *b)
+{
+    return exchanges(n, ring, b, 1);
 }
 
 /* The median of BATCHES calls of fn, every rank starting each batch together; -1 if one
@@ -83,26 +101,34 @@ static double median_of(batch_fn fn, const struct mp_net *n, const struct mp_rin
 
 static int measure(const struct mp_net *n, const struct mp_ring *ring, struct calib_bufs *b)
 {
-    if (!MP_OK(mp_net_regmr(n, ring->scomm, b->s, BW_BYTES, NCCL_PTR_HOST, &b->smh)) ||
-        !MP_OK(mp_net_regmr(n, ring->rcomm, b->r, BW_BYTES, NCCL_PTR_HOST, &b->rmh)))
+    if (!MP_OK(mp_net_regmr(n, ring->scomm, b->s, MEM_BYTES, NCCL_PTR_HOST, &b->smh)) ||
+        !MP_OK(mp_net_regmr(n, ring->rcomm, b->r, MEM_BYTES, NCCL_PTR_HOST, &b->rmh)))
         return -1;
     double hop = median_of(hop_batch, n, ring, b);
     double bw = hop > 0 ? median_of(rate_batch, n, ring, b) : -1;
+    double mem = bw > 0 ? median_of(mem_batch, n, ring, b) : -1;
     MP_OK(mp_net_deregmr(n, ring->scomm, b->smh));
     MP_OK(mp_net_deregmr(n, ring->rcomm, b->rmh));
     mp_value_set(V_HOP, hop);
     mp_value_set(V_BW, bw);
-    return hop > 0 && bw > 0 ? 0 : -1;
+    mp_value_set(V_MEM, mem);
+    return hop > 0 && bw > 0 && mem > 0 ? 0 : -1;
 }
 
-/* The slowest rank's figures: the longest hop, the lowest rate. */
+static double lowest(double a, double b)
+{
+    return a < b ? a : b;
+}
+
+/* The slowest rank's figures: the longest hop, the lowest rates. */
 static void publish(const struct mp_calib_run *run)
 {
-    struct mp_calib c = {0};
+    struct mp_calib c = {0, mp_value_get(0, V_BW), mp_value_get(0, V_MEM)};
     for (int r = 0; r < mp_sh->nranks; r++) {
-        double hop = mp_value_get(r, V_HOP), bw = mp_value_get(r, V_BW);
+        double hop = mp_value_get(r, V_HOP);
         c.hop_s = hop > c.hop_s ? hop : c.hop_s;
-        c.link_Bps = r == 0 || bw < c.link_Bps ? bw : c.link_Bps;
+        c.link_Bps = lowest(c.link_Bps, mp_value_get(r, V_BW));
+        c.mem_Bps = lowest(c.mem_Bps, mp_value_get(r, V_MEM));
     }
     *run->out = c;
 }
@@ -112,7 +138,7 @@ int mp_calib_rank(int rank, int nranks, void *arg)
     const struct mp_calib_run *run = arg;
     struct mp_net n;
     struct mp_ring ring;
-    struct calib_bufs b = {mp_alloc(BW_BYTES), mp_alloc(BW_BYTES), NULL, NULL};
+    struct calib_bufs b = {mp_alloc(MEM_BYTES), mp_alloc(MEM_BYTES), NULL, NULL, 0};
     int rc = -1;
     char lanes[16];
     snprintf(lanes, sizeof(lanes), "%d", run->lanes);
@@ -128,7 +154,7 @@ int mp_calib_rank(int rank, int nranks, void *arg)
         mp_net_fini(&n);
         mp_net_unload(&n);
     }
-    mp_free(b.s, BW_BYTES);
-    mp_free(b.r, BW_BYTES);
+    mp_free(b.s, MEM_BYTES);
+    mp_free(b.r, MEM_BYTES);
     return rc == 0 ? 0 : 1;
 }

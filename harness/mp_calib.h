@@ -9,6 +9,8 @@ struct mp_calib {
     double hop_s;    /* one small message's one-way time, passed around the ring */
     double link_Bps; /* bytes per second each rank sends, and receives, while every rank
                       * exchanges large messages with its two neighbours at once */
+    double mem_Bps;  /* the same, the messages taken in turn from buffers far larger than the
+                      * cache, as a large operation's are */
 };
 
 /* A rank's body (mp_rank_fn): every rank of the run connects to its ring neighbours through the

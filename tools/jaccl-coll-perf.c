@@ -29,10 +29,11 @@
  * for that algorithm, built as a communicator's tuner builds it (float32; the ranks of this host
  * sharing its cores). -c measures the link and hop in every round through jaccl's own p2p (a
  * token around the ring; 4 MiB exchanges with both neighbours, over NCCL_JACCL_NSOCKS lanes and
- * over one, harness/mp_calib.c) and uses their medians instead of
+ * over one, from one buffer and in turn from 64 MiB ones, harness/mp_calib.c) and uses their
+ * medians instead of
  * the devices' or the knobs' figures: the values to give NCCL_JACCL_TUNER_LINK_MBPS,
- * _LANE_MBPS and _LAT_NS. -q CORES: each round first waits (2 minutes at most) for a second in
- * which other processes used fewer than CORES cores.
+ * _MEM_MBPS, _LANE_MBPS and _LAT_NS. -q CORES: each round first waits (2 minutes at most) for a
+ * second in which other processes used fewer than CORES cores.
  *
  * ceiling: the plain socket ring exchange the collectives are judged against. Every rank sends
  * `size` bytes to rank+1 and receives `size` from rank-1 at the same time over blocking TCP
@@ -422,17 +423,18 @@ static int calib_ranks(const struct opts *o, int hosted)
     return hosted ? o->nranks : 2;
 }
 
-/* -c: the model's link, lane and hop are the medians of the rounds' measurements, in place of
- * the devices' or the knobs'. A rate measured with ranks crowding the cores is what a rank with
- * a core to itself would get, times its share: divided back out, since the model multiplies it
- * in again for the group it prices. */
+/* -c: the model's link (from cache and from memory), lane and hop are the medians of the rounds'
+ * measurements, in place of the devices' or the knobs'. A rate measured with ranks crowding the
+ * cores is what a rank with a core to itself would get, times its share: divided back out, since
+ * the model multiplies it in again for the group it prices. */
 static void predict_calibrated(const struct opts *o, struct predict *p, int hosted)
 {
-    double hop[MAX_ROUNDS], bw[MAX_ROUNDS], lane[MAX_ROUNDS];
+    double hop[MAX_ROUNDS], bw[MAX_ROUNDS], lane[MAX_ROUNDS], mem[MAX_ROUNDS];
     for (int r = 0; r < o->rounds; r++) {
         hop[r] = p->cal[r].hop_s;
         bw[r] = p->cal[r].link_Bps;
         lane[r] = p->lane[r].link_Bps;
+        mem[r] = p->cal[r].mem_Bps;
     }
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int n = calib_ranks(o, hosted);
@@ -440,6 +442,7 @@ static void predict_calibrated(const struct opts *o, struct predict *p, int host
     p->m.plat.hop_s = mp_median(hop, o->rounds);
     p->m.plat.link_Bps = mp_median(bw, o->rounds) / share;
     p->m.plat.lane_Bps = mp_median(lane, o->rounds) / share;
+    p->m.plat.link_mem_Bps = mp_median(mem, o->rounds) / share;
     snprintf(p->m.link_from, sizeof(p->m.link_from), "measured: p2p ring exchange, %d ranks", n);
     snprintf(p->m.lat_from, sizeof(p->m.lat_from), "measured: p2p token ring, %d ranks", n);
 }
@@ -450,17 +453,21 @@ static void predict_header(const struct opts *o, const struct predict *p, const 
     printf("# jaccl %s, %d ranks, window 1, %d interleaved rounds: median measured time beside "
            "the tuner's model\n",
            mode, o->nranks, o->rounds);
-    printf("# model: link %.2f GB/s (%s), lane %.2f GB/s, hop %.1f us (%s), float32 sum %.1f "
-           "GB/s in cache, %.1f GB/s from memory (above %zu KiB), cpu share %.2f\n",
-           pl->link_Bps / 1e9, p->m.link_from, pl->lane_Bps / 1e9, pl->hop_s * 1e6, p->m.lat_from,
-           pl->kern_hot_Bps / 1e9, pl->kern_cold_Bps / 1e9, pl->cache_bytes >> 10, pl->cpu_share);
+    printf("# model: link %.2f GB/s (%s), %.2f GB/s from memory, lane %.2f GB/s, hop %.1f us "
+           "(%s), float32 sum %.1f GB/s in cache, %.1f GB/s from memory (above %zu KiB), cpu "
+           "share %.2f\n",
+           pl->link_Bps / 1e9, p->m.link_from, pl->link_mem_Bps / 1e9, pl->lane_Bps / 1e9,
+           pl->hop_s * 1e6, p->m.lat_from, pl->kern_hot_Bps / 1e9, pl->kern_cold_Bps / 1e9,
+           pl->cache_bytes >> 10, pl->cpu_share);
     printf("# cores other processes used, round by round:");
     for (int r = 0; r < o->rounds; r++)
         printf(" %.2f", p->load[r]);
     printf("\n");
     for (int r = 0; p->cal && r < o->rounds; r++)
-        printf("# round %d: link %.2f GB/s, one lane %.2f GB/s, hop %.1f us\n", r + 1,
-               p->cal[r].link_Bps / 1e9, p->lane[r].link_Bps / 1e9, p->cal[r].hop_s * 1e6);
+        printf("# round %d: link %.2f GB/s, from memory %.2f GB/s, one lane %.2f GB/s, hop %.1f "
+               "us\n",
+               r + 1, p->cal[r].link_Bps / 1e9, p->cal[r].mem_Bps / 1e9, p->lane[r].link_Bps / 1e9,
+               p->cal[r].hop_s * 1e6);
     printf("#%11s %5s %12s %12s %7s  %s\n", "size", "algo", "measured_us", "predicted_us", "error",
            "rounds_us");
 }

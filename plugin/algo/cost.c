@@ -12,11 +12,13 @@
  * section 12): one hop more than its steps. */
 /* What the rank's transfers move per second: its cables, as many as it has peers to spread
  * over, unless its lanes carry less (one TCP stream does not fill a fast link, nor one socket
- * over loopback, where the copies of several lanes run on several threads). */
+ * over loopback, where the copies of several lanes run on several threads). An operation larger
+ * than the cache streams from memory, which slows transfers that copy (TCP), not DMA. */
 static double send_rate(const struct algo_work *w, const struct algo_platform *p)
 {
     int links = w->peers < p->links ? w->peers : p->links;
-    double rate = p->link_Bps * (links > 1 ? links : 1);
+    int mem = w->bytes > p->cache_bytes && p->link_mem_Bps > 0;
+    double rate = (mem ? p->link_mem_Bps : p->link_Bps) * (links > 1 ? links : 1);
     double lanes = p->lane_Bps * (w->lanes > 1 ? w->lanes : 1);
     return p->lane_Bps > 0 && lanes < rate ? lanes : rate;
 }

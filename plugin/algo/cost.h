@@ -27,11 +27,13 @@ struct algo_work {
 /* Where it runs. Rates in bytes per second, times in seconds. */
 struct algo_platform {
     double link_Bps;      /* what one link carries each way */
+    double link_mem_Bps;  /* the same for an operation larger than the cache (0: link_Bps) */
     double lane_Bps;      /* what one lane carries each way (0: as much as the link) */
     double hop_s;         /* one message to a peer and its handling there: wire plus software */
     double kern_hot_Bps;  /* reduction kernel output rate, operands in the cache */
     double kern_cold_Bps; /* the same, operands streaming from memory */
-    size_t cache_bytes;   /* an operation larger than this streams from memory */
+    size_t cache_bytes;   /* an operation larger than this streams from memory: the kernels'
+                           * cold rate, and link_mem_Bps for its transfers */
     double cpu_share;     /* of a core, per rank: 1, less when ranks crowd a host's cores */
     int links;            /* separate cables a rank's traffic can spread over */
 };

@@ -48,6 +48,7 @@ static int model_link(struct jaccl_model *m)
 {
     int64_t mbps = jaccl_param_int(JP_TUNER_LINK), ns = jaccl_param_int(JP_TUNER_LAT);
     m->plat.lane_Bps = (double)jaccl_param_int(JP_TUNER_LANE) * 1e6 / 8;
+    m->plat.link_mem_Bps = (double)jaccl_param_int(JP_TUNER_MEM) * 1e6 / 8;
     struct dev_view d = {0};
     if (mbps == 0 || ns < 0)
         read_devices(&d);

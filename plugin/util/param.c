@@ -187,6 +187,12 @@ static const struct jaccl_param_desc g_params[JP_NUM_PARAMS] = {
               "mesh and halving-doubling use one per peer) goes no faster than its lanes. `0` = "
               "one lane can fill the link, as a queue pair does on RDMA. Over TCP one stream "
               "often cannot: `jaccl-coll-perf -P -c` measures it (docs/tuner.md)."),
+        P_INT(JP_TUNER_MEM, "NCCL_JACCL_TUNER_MEM_MBPS", 0, 0, 100000000, "Mbit/s", NULL, S_TUNER,
+              "What one link carries each way, in the tuner's model, for an operation larger "
+              "than the per-core cache, whose data stream from memory: TCP copies every byte "
+              "through the CPU, so its large transfers go at the speed of memory copies. `0` = "
+              "as fast as smaller ones (the NIC moves the bytes, as on RDMA). `jaccl-coll-perf "
+              "-P -c` measures it (docs/tuner.md)."),
         P_INT(JP_TUNER_LAT, "NCCL_JACCL_TUNER_LAT_NS", -1, -1, 1000000000, "nanoseconds", NULL,
               S_TUNER,
               "The time the tuner's model charges for one message hop (wire and software). "

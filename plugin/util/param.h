@@ -36,6 +36,7 @@ enum jaccl_param_id {
     JP_TUNER,          /* int: 0 = the tuner table leaves NCCL's costs alone */
     JP_TUNER_LINK,     /* int: 0 = the devices' speed */
     JP_TUNER_LANE,     /* int: 0 = a lane can fill the link */
+    JP_TUNER_MEM,      /* int: 0 = large operations' transfers as fast as the link */
     JP_TUNER_LAT,      /* int: -1 = the devices' latency, or the measured default */
     JP_TUNER_DTYPE,    /* string: auto | float32 | float16 | bfloat16 */
     JP_NUM_PARAMS

@@ -157,6 +157,13 @@ static void test_time_terms(void **state)
     assert_true(fabs(algo_time(&w, &lanes) - algo_time(&w, &p) - 1e6 / 1e9) < 1e-12);
     w.lanes = 8; /* eight of them: the link is the limit again */
     assert_true(algo_time(&w, &lanes) == algo_time(&w, &p));
+    struct algo_platform mem = p;
+    mem.link_mem_Bps = 0.5e9; /* half the link once the operation is larger than the cache */
+    w.lanes = 1;
+    w.bytes = 1000;
+    assert_true(algo_time(&w, &mem) == algo_time(&w, &p));
+    w.bytes = (1u << 20) + 1;
+    assert_true(fabs(algo_time(&w, &mem) - algo_time(&w, &p) - 1e6 / 1e9) < 1e-12);
     w.hops = 0; /* no message (one rank): nothing to wait for */
     assert_true(algo_time(&w, &p) == 0);
 }
