@@ -33,7 +33,9 @@
  * medians instead of
  * the devices' or the knobs' figures: the values to give NCCL_JACCL_TUNER_LINK_MBPS,
  * _MEM_MBPS, _LANE_MBPS and _LAT_NS. -q CORES: each round first waits (2 minutes at most) for a
- * second in which other processes used fewer than CORES cores.
+ * second in which other processes used fewer than CORES cores, and rounds are run (3 x -R at
+ * most) until -R of them ran while other processes used fewer than CORES cores; the -R
+ * quietest are reported.
  *
  * ceiling: the plain socket ring exchange the collectives are judged against. Every rank sends
  * `size` bytes to rank+1 and receives `size` from rank-1 at the same time over blocking TCP
@@ -368,15 +370,18 @@ static int ceiling_rank(int rank, int nranks, void *arg)
 #define MAX_SIZES    48
 #define MAX_ALGOS    3
 #define MAX_ROUNDS   15
+#define MAX_TRIES    (3 * MAX_ROUNDS) /* rounds run, with -q, to find -R quiet ones */
 #define QUIET_WAIT_S 120
 
+/* Rounds are stored as run ("tries"); the -R of them reported are sel[0 .. rounds). */
 struct predict {
     struct jaccl_model m;
     int nalgo, algo[MAX_ALGOS], nsizes;
-    double *t;               /* [round][algo][size], shared with the forked rank 0 */
-    struct mp_calib *cal;    /* [round] (-c), shared too: the link's figures */
-    struct mp_calib *lane;   /* [round] (-c): the same over one lane (NCCL_JACCL_NSOCKS=1) */
-    double load[MAX_ROUNDS]; /* cores other processes used during each round */
+    double *t;              /* [try][algo][size], shared with the forked rank 0 */
+    struct mp_calib *cal;   /* [try] (-c), shared too: the link's figures */
+    struct mp_calib *lane;  /* [try] (-c): the same over one lane (NCCL_JACCL_NSOCKS=1) */
+    double load[MAX_TRIES]; /* cores other processes used during each try */
+    int tries, sel[MAX_ROUNDS];
 };
 
 /* -a's comma list ("ring,mesh"), or every algorithm that runs this group. -1 if malformed. */
@@ -431,10 +436,10 @@ static void predict_calibrated(const struct opts *o, struct predict *p, int host
 {
     double hop[MAX_ROUNDS], bw[MAX_ROUNDS], lane[MAX_ROUNDS], mem[MAX_ROUNDS];
     for (int r = 0; r < o->rounds; r++) {
-        hop[r] = p->cal[r].hop_s;
-        bw[r] = p->cal[r].link_Bps;
-        lane[r] = p->lane[r].link_Bps;
-        mem[r] = p->cal[r].mem_Bps;
+        hop[r] = p->cal[p->sel[r]].hop_s;
+        bw[r] = p->cal[p->sel[r]].link_Bps;
+        lane[r] = p->lane[p->sel[r]].link_Bps;
+        mem[r] = p->cal[p->sel[r]].mem_Bps;
     }
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int n = calib_ranks(o, hosted);
@@ -461,13 +466,14 @@ static void predict_header(const struct opts *o, const struct predict *p, const 
            pl->cache_bytes >> 10, pl->cpu_share);
     printf("# cores other processes used, round by round:");
     for (int r = 0; r < o->rounds; r++)
-        printf(" %.2f", p->load[r]);
-    printf("\n");
-    for (int r = 0; p->cal && r < o->rounds; r++)
+        printf(" %.2f", p->load[p->sel[r]]);
+    printf(" (%d round(s) run, the %d quietest kept)\n", p->tries, o->rounds);
+    for (int r = 0; p->cal && r < o->rounds; r++) {
+        const struct mp_calib *c = &p->cal[p->sel[r]], *l = &p->lane[p->sel[r]];
         printf("# round %d: link %.2f GB/s, from memory %.2f GB/s, one lane %.2f GB/s, hop %.1f "
                "us\n",
-               r + 1, p->cal[r].link_Bps / 1e9, p->cal[r].mem_Bps / 1e9, p->lane[r].link_Bps / 1e9,
-               p->cal[r].hop_s * 1e6);
+               r + 1, c->link_Bps / 1e9, c->mem_Bps / 1e9, l->link_Bps / 1e9, c->hop_s * 1e6);
+    }
     printf("#%11s %5s %12s %12s %7s  %s\n", "size", "algo", "measured_us", "predicted_us", "error",
            "rounds_us");
 }
@@ -482,7 +488,7 @@ static void predict_row(const struct opts *o, const struct predict *p, int a, in
 {
     double v[MAX_ROUNDS];
     for (int r = 0; r < o->rounds; r++)
-        v[r] = slot(p, r, a)[i];
+        v[r] = slot(p, p->sel[r], a)[i];
     size_t real = real_size(o, size);
     double pred = jaccl_model_op(&p->m, (enum algo_kind)o->kind, real, p->algo[a], NULL);
     printf("%12zu %5s", real, algo_name((enum algo_id)p->algo[a]));
@@ -503,9 +509,9 @@ static int predict_link(const struct opts *o, struct predict *p, int r, int host
            mp_run("one lane", n, 600, mp_calib_rank, &lane);
 }
 
-/* -q: on a shared box, a round that starts while other jobs run is mostly their noise. Waits
- * (QUIET_WAIT_S at most) for a second in which other processes used fewer than max_load
- * cores; the round's load is printed either way. */
+/* -q: on a shared box, a round that runs while other jobs do is mostly their noise. Each round
+ * waits (QUIET_WAIT_S at most) for a second in which other processes used fewer than max_load
+ * cores, and a round during which they used more is run again (predict_rounds). */
 static void wait_quiet(double max_load)
 {
     for (int i = 0; max_load > 0 && i < QUIET_WAIT_S; i++) {
@@ -534,6 +540,36 @@ static int predict_round(struct opts *o, struct predict *p, int r, int hosted)
     return failed;
 }
 
+/* The -R tries with the least foreign load, in the order they ran. */
+static void pick_quietest(const struct opts *o, struct predict *p)
+{
+    int used[MAX_TRIES] = {0};
+    for (int r = 0; r < o->rounds; r++) {
+        int best = -1;
+        for (int t = 0; t < p->tries; t++)
+            if (!used[t] && (best < 0 || p->load[t] < p->load[best]))
+                best = t;
+        used[best] = 1;
+    }
+    for (int t = 0, r = 0; t < p->tries; t++)
+        if (used[t])
+            p->sel[r++] = t;
+}
+
+/* Runs rounds until -R of them had less foreign load than -q (at most 3 x -R; without -q
+ * exactly -R). 0, or 1 when a run failed. */
+static int predict_rounds(struct opts *o, struct predict *p, int hosted)
+{
+    int quiet = 0, max = o->quiet > 0 ? 3 * o->rounds : o->rounds;
+    for (p->tries = 0; p->tries < max && quiet < o->rounds; p->tries++) {
+        if (predict_round(o, p, p->tries, hosted))
+            return 1;
+        quiet += o->quiet <= 0 || p->load[p->tries] < o->quiet;
+    }
+    pick_quietest(o, p);
+    return 0;
+}
+
 /* Rounds of one sweep per algorithm, interleaved (round 1: ring, mesh; round 2: ...) so that
  * every algorithm sees the box's load of the same minutes; then each size's median. */
 static int predict_main(struct opts *o, int hosted, const char *mode)
@@ -541,20 +577,18 @@ static int predict_main(struct opts *o, int hosted, const char *mode)
     struct predict p = {0};
     for (size_t size = o->min_bytes; size <= o->max_bytes; size *= o->factor)
         p.nsizes++;
-    size_t len = sizeof(double) * (size_t)(o->rounds * MAX_ALGOS * p.nsizes) +
-                 2 * sizeof(struct mp_calib) * MAX_ROUNDS;
+    size_t len = sizeof(double) * (size_t)(MAX_TRIES * MAX_ALGOS * p.nsizes) +
+                 2 * sizeof(struct mp_calib) * MAX_TRIES;
     if (p.nsizes > MAX_SIZES || predict_algos(o, &p) != 0 || predict_model(o, &p, hosted) != 0)
         return 2;
     p.t = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p.t == MAP_FAILED)
         return 1;
-    p.cal = o->calibrate ? (struct mp_calib *)(p.t + o->rounds * MAX_ALGOS * p.nsizes) : NULL;
-    p.lane = p.cal ? p.cal + MAX_ROUNDS : NULL;
+    p.cal = o->calibrate ? (struct mp_calib *)(p.t + MAX_TRIES * MAX_ALGOS * p.nsizes) : NULL;
+    p.lane = p.cal ? p.cal + MAX_TRIES : NULL;
     o->nwin = 1;
     o->window[0] = 1;
-    int failed = 0;
-    for (int r = 0; r < o->rounds && !failed; r++)
-        failed = predict_round(o, &p, r, hosted);
+    int failed = predict_rounds(o, &p, hosted);
     if (!failed && p.cal)
         predict_calibrated(o, &p, hosted);
     if (!failed)
@@ -582,7 +616,8 @@ static void usage(void)
                     "interleaved rounds (default 5) beside the tuner's model of it; -c: with "
                     "the link and hop measured in every round through jaccl's p2p; -q: each round "
                     "waits (2 min at most) for a second in which other processes used fewer "
-                    "cores\n");
+                    "cores, and rounds are run (3 x -R at most) until -R ran with less foreign "
+                    "load than that\n");
     mp_host_usage();
 }
 
