@@ -29,13 +29,12 @@
  * for that algorithm, built as a communicator's tuner builds it (float32; the ranks of this host
  * sharing its cores). -c measures the link and hop in every round through jaccl's own p2p (a
  * token around the ring; 4 MiB exchanges with both neighbours, over NCCL_JACCL_NSOCKS lanes and
- * over one, from one buffer and in turn from 64 MiB ones, harness/mp_calib.c) and uses their
- * medians instead of
- * the devices' or the knobs' figures: the values to give NCCL_JACCL_TUNER_LINK_MBPS,
- * _MEM_MBPS, _LANE_MBPS and _LAT_NS. -q CORES: each round first waits (2 minutes at most) for a
- * second in which other processes used fewer than CORES cores, and rounds are run (3 x -R at
- * most) until -R of them ran while other processes used fewer than CORES cores; the -R
- * quietest are reported.
+ * over one, from one buffer and in turn from 64 MiB ones, among the group's own ranks,
+ * harness/mp_calib.c) and uses their medians instead of the devices' or the knobs' figures: the
+ * values to give NCCL_JACCL_TUNER_LINK_MBPS, _MEM_MBPS, _LANE_MBPS and _LAT_NS. -q CORES: each
+ * round first waits (2 minutes at most) for a second in which other processes used fewer than
+ * CORES cores, and rounds are run (3 x -R at most) until -R of them ran while other processes
+ * used fewer than CORES cores; the -R quietest are reported.
  *
  * ceiling: the plain socket ring exchange the collectives are judged against. Every rank sends
  * `size` bytes to rank+1 and receives `size` from rank-1 at the same time over blocking TCP
@@ -421,18 +420,13 @@ static int predict_model(const struct opts *o, struct predict *p, int hosted)
     return rc;
 }
 
-/* Forked, the link is measured between two ranks (the smallest ring), each with a core to
- * itself where the host has two; one rank per host, between all of them. */
-static int calib_ranks(const struct opts *o, int hosted)
-{
-    return hosted ? o->nranks : 2;
-}
-
-/* -c: the model's link (from cache and from memory), lane and hop are the medians of the rounds'
- * measurements, in place of the devices' or the knobs'. A rate measured with ranks crowding the
- * cores is what a rank with a core to itself would get, times its share: divided back out, since
- * the model multiplies it in again for the group it prices. */
-static void predict_calibrated(const struct opts *o, struct predict *p, int hosted)
+/* -c: the model's link (from cache and from memory), lane and hop are the medians of the
+ * rounds' measurements, in place of the devices' or the knobs'. They are measured among the
+ * group's own ranks, so a crowded host's hop is measured in the crowd (the scheduler, not a
+ * formula, says how much longer it gets); a rate measured so is what a rank with a core to
+ * itself would get times its share of one: divided back out, since the model multiplies it in
+ * again for the group it prices. */
+static void predict_calibrated(const struct opts *o, struct predict *p)
 {
     double hop[MAX_ROUNDS], bw[MAX_ROUNDS], lane[MAX_ROUNDS], mem[MAX_ROUNDS];
     for (int r = 0; r < o->rounds; r++) {
@@ -441,15 +435,14 @@ static void predict_calibrated(const struct opts *o, struct predict *p, int host
         lane[r] = p->lane[p->sel[r]].link_Bps;
         mem[r] = p->cal[p->sel[r]].mem_Bps;
     }
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int n = calib_ranks(o, hosted);
-    double share = hosted || cpus <= 0 || n <= cpus ? 1 : (double)cpus / n;
+    double share = p->m.plat.cpu_share;
     p->m.plat.hop_s = mp_median(hop, o->rounds);
     p->m.plat.link_Bps = mp_median(bw, o->rounds) / share;
     p->m.plat.lane_Bps = mp_median(lane, o->rounds) / share;
     p->m.plat.link_mem_Bps = mp_median(mem, o->rounds) / share;
-    snprintf(p->m.link_from, sizeof(p->m.link_from), "measured: p2p ring exchange, %d ranks", n);
-    snprintf(p->m.lat_from, sizeof(p->m.lat_from), "measured: p2p token ring, %d ranks", n);
+    snprintf(p->m.link_from, sizeof(p->m.link_from), "measured: p2p ring exchange, %d ranks",
+             o->nranks);
+    snprintf(p->m.lat_from, sizeof(p->m.lat_from), "measured: p2p token ring, %d ranks", o->nranks);
 }
 
 static void predict_header(const struct opts *o, const struct predict *p, const char *mode)
@@ -500,13 +493,12 @@ static void predict_row(const struct opts *o, const struct predict *p, int a, in
 }
 
 /* -c: the link with the ranks' own lanes, then over one lane. 0, or 1 when a run failed. */
-static int predict_link(const struct opts *o, struct predict *p, int r, int hosted)
+static int predict_link(const struct opts *o, struct predict *p, int r)
 {
     struct mp_calib_run link = {.version = o->version, .out = &p->cal[r]};
     struct mp_calib_run lane = {.version = o->version, .lanes = 1, .out = &p->lane[r]};
-    int n = calib_ranks(o, hosted);
-    return mp_run("link", n, 600, mp_calib_rank, &link) ||
-           mp_run("one lane", n, 600, mp_calib_rank, &lane);
+    return mp_run("link", o->nranks, 600, mp_calib_rank, &link) ||
+           mp_run("one lane", o->nranks, 600, mp_calib_rank, &lane);
 }
 
 /* -q: on a shared box, a round that runs while other jobs do is mostly their noise. Each round
@@ -524,12 +516,12 @@ static void wait_quiet(double max_load)
 }
 
 /* One round: the link (-c), then one sweep per algorithm. 0, or 1 when a run failed. */
-static int predict_round(struct opts *o, struct predict *p, int r, int hosted)
+static int predict_round(struct opts *o, struct predict *p, int r)
 {
     struct mp_load load;
     wait_quiet(o->quiet);
     mp_load_start(&load);
-    int failed = p->cal ? predict_link(o, p, r, hosted) : 0;
+    int failed = p->cal ? predict_link(o, p, r) : 0;
     for (int a = 0; a < p->nalgo && !failed; a++) {
         struct opts one = *o;
         one.algo = algo_name((enum algo_id)p->algo[a]);
@@ -558,11 +550,11 @@ static void pick_quietest(const struct opts *o, struct predict *p)
 
 /* Runs rounds until -R of them had less foreign load than -q (at most 3 x -R; without -q
  * exactly -R). 0, or 1 when a run failed. */
-static int predict_rounds(struct opts *o, struct predict *p, int hosted)
+static int predict_rounds(struct opts *o, struct predict *p)
 {
     int quiet = 0, max = o->quiet > 0 ? 3 * o->rounds : o->rounds;
     for (p->tries = 0; p->tries < max && quiet < o->rounds; p->tries++) {
-        if (predict_round(o, p, p->tries, hosted))
+        if (predict_round(o, p, p->tries))
             return 1;
         quiet += o->quiet <= 0 || p->load[p->tries] < o->quiet;
     }
@@ -588,9 +580,9 @@ static int predict_main(struct opts *o, int hosted, const char *mode)
     p.lane = p.cal ? p.cal + MAX_TRIES : NULL;
     o->nwin = 1;
     o->window[0] = 1;
-    int failed = predict_rounds(o, &p, hosted);
+    int failed = predict_rounds(o, &p);
     if (!failed && p.cal)
-        predict_calibrated(o, &p, hosted);
+        predict_calibrated(o, &p);
     if (!failed)
         predict_header(o, &p, mode);
     for (int a = 0; a < p.nalgo && !failed; a++) {

@@ -9,8 +9,9 @@
  * same CPU; over RDMA the NIC moves the next frame while the CPU reduces this one, so this
  * over-states by at most the smaller of the two (docs/tuner.md, "What the model leaves out").
  * A lone operation first waits one control message for its credits (docs/collectives.md,
- * section 12): one hop more than its steps. A rank with a share of a core waits for it in
- * everything: handling a message as much as copying. */
+ * section 12): one hop more than its steps. A rank with a share of a core copies at that share
+ * of a core's speed; the hop is what a message takes in the group as it runs (a crowded host's
+ * hop is longer, and measured so: jaccl-coll-perf -P -c). */
 /* What the rank's transfers move per second: its cables, as many as it has peers to spread
  * over, unless its lanes carry less (one TCP stream does not fill a fast link, nor one socket
  * over loopback, where the copies of several lanes run on several threads). An operation larger
@@ -31,7 +32,7 @@ double algo_time(const struct algo_work *w, const struct algo_platform *p)
     double share = p->cpu_share > 0 && p->cpu_share < 1 ? p->cpu_share : 1;
     double link = send_rate(w, p) * share;
     double kern = (w->bytes > p->cache_bytes ? p->kern_cold_Bps : p->kern_hot_Bps) * share;
-    double t = (w->hops + 1) * p->hop_s / share;
+    double t = (w->hops + 1) * p->hop_s;
     if (w->sent > 0)
         t += w->sent / link;
     if (w->reduced > 0)

@@ -143,8 +143,8 @@ static void test_time_terms(void **state)
     w.bytes = (1u << 20) + 1; /* larger than the cache: the cold rate */
     assert_true(fabs(algo_time(&w, &p) - (3 * 10e-6 + 1e6 / 1e9 + 8e5 / 4e9)) < 1e-12);
     struct algo_platform crowded = p;
-    crowded.cpu_share = 0.5; /* two ranks per core: everything takes twice as long */
-    assert_true(fabs(algo_time(&w, &crowded) - 2 * (3 * 10e-6 + 1e6 / 1e9 + 8e5 / 4e9)) < 1e-12);
+    crowded.cpu_share = 0.5; /* two ranks per core: every copy takes twice as long */
+    assert_true(fabs(algo_time(&w, &crowded) - (3 * 10e-6 + 2 * (1e6 / 1e9 + 8e5 / 4e9))) < 1e-12);
     struct algo_platform two = p;
     two.links = 2; /* one peer: a second cable does not help */
     assert_true(algo_time(&w, &two) == algo_time(&w, &p));
