@@ -5,13 +5,6 @@
 
 #include "algo/algo.h"
 
-/* Sums rather than overlaps the transfers and the reductions: over TCP both are copies by the
- * same CPU; over RDMA the NIC moves the next frame while the CPU reduces this one, so this
- * over-states by at most the smaller of the two (docs/tuner.md, "What the model leaves out").
- * A lone operation first waits one control message for its credits (docs/collectives.md,
- * section 12): one hop more than its steps. A rank with a share of a core copies at that share
- * of a core's speed; the hop is what a message takes in the group as it runs (a crowded host's
- * hop is longer, and measured so: jaccl-coll-perf -P -c). */
 /* What the rank's transfers move per second: its cables, as many as it has peers to spread
  * over, unless its lanes carry less (one TCP stream does not fill a fast link, nor one socket
  * over loopback, where the copies of several lanes run on several threads). An operation larger
@@ -25,6 +18,13 @@ static double send_rate(const struct algo_work *w, const struct algo_platform *p
     return p->lane_Bps > 0 && lanes < rate ? lanes : rate;
 }
 
+/* Sums rather than overlaps the transfers and the reductions: over TCP both are copies by the
+ * same CPU; over RDMA the NIC moves the next frame while the CPU reduces this one, so this
+ * over-states by at most the smaller of the two (docs/tuner.md, "What the model leaves out").
+ * A lone operation first waits one control message for its credits (docs/collectives.md,
+ * section 12): one hop more than its steps. A rank with a share of a core copies at that share
+ * of a core's speed; the hop is what a message takes in the group as it runs (a crowded host's
+ * hop is longer, and measured so: jaccl-coll-perf -P -c). */
 double algo_time(const struct algo_work *w, const struct algo_platform *p)
 {
     if (w->hops == 0)

@@ -44,11 +44,21 @@ static void read_devices(struct dev_view *d)
     jaccl_finalize(ctx);
 }
 
+/* The knob's hop, else the devices' largest latency, else the measured default. */
+static void model_hop(struct jaccl_model *m, int64_t ns, const struct dev_view *d)
+{
+    const char *from = ns >= 0 ? "NCCL_JACCL_TUNER_LAT_NS" : d->lat_us > 0 ? "devices" : "default";
+    double lat_ns = ns >= 0         ? (double)ns
+                    : d->lat_us > 0 ? d->lat_us * 1e3
+                                    : JACCL_TUNER_LAT_DEFAULT_NS;
+    m->plat.hop_s = lat_ns * 1e-9;
+    snprintf(m->lat_from, sizeof(m->lat_from), "%s", from);
+}
+
+/* Link, lane and hop from the knobs; the devices are read only for what the knobs leave out. */
 static int model_link(struct jaccl_model *m)
 {
     int64_t mbps = jaccl_param_int(JP_TUNER_LINK), ns = jaccl_param_int(JP_TUNER_LAT);
-    m->plat.lane_Bps = (double)jaccl_param_int(JP_TUNER_LANE) * 1e6 / 8;
-    m->plat.link_mem_Bps = (double)jaccl_param_int(JP_TUNER_MEM) * 1e6 / 8;
     struct dev_view d = {0};
     if (mbps == 0 || ns < 0)
         read_devices(&d);
@@ -56,18 +66,13 @@ static int model_link(struct jaccl_model *m)
         return -ENODEV;
     m->dev_lat_us = d.lat_us;
     m->plat.link_Bps = (double)(mbps ? mbps : d.speed_mbps) * 1e6 / 8;
+    m->plat.link_mem_Bps = (double)jaccl_param_int(JP_TUNER_MEM) * 1e6 / 8;
+    m->plat.lane_Bps = (double)jaccl_param_int(JP_TUNER_LANE) * 1e6 / 8;
     if (mbps)
         snprintf(m->link_from, sizeof(m->link_from), "NCCL_JACCL_TUNER_LINK_MBPS");
     else
         snprintf(m->link_from, sizeof(m->link_from), "device %s", d.name);
-    double lat_ns = ns >= 0        ? (double)ns
-                    : d.lat_us > 0 ? d.lat_us * 1e3
-                                   : JACCL_TUNER_LAT_DEFAULT_NS;
-    m->plat.hop_s = lat_ns * 1e-9;
-    snprintf(m->lat_from, sizeof(m->lat_from), "%s",
-             ns >= 0        ? "NCCL_JACCL_TUNER_LAT_NS"
-             : d.lat_us > 0 ? "devices"
-                            : "default");
+    model_hop(m, ns, &d);
     return 0;
 }
 
