@@ -5,10 +5,9 @@
  * Two rates per type, because a reduction's speed depends on where its operands live: "hot",
  * operands that fit the per-core cache (what reducing one received frame into a small
  * operation costs), and "cold", operands several times that size (a large operation, whose
- * input and output stream from memory: half the hot rate or less on the development box,
- * docs/performance.md). Each is the median of a few timed calls of the out-of-place kernel
- * dst = a + b, the one the ring and halving-doubling run on every frame: about 20 ms of one
- * core in all, on 12 MiB of memory that is freed again (2 MiB caches). */
+ * input and output stream from memory). Each is the median of a few timed calls of the
+ * out-of-place kernel dst = a + b, the one the ring and halving-doubling run on every frame, on
+ * three buffers of twice the cache that are freed again (docs/tuner.md has what it costs). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
