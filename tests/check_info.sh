@@ -67,13 +67,28 @@ check "json content" json_ok \
     'j["usable"] is True and j["error"] is None' \
     'j["plugin"]["path"] == env["LIB"]' \
     'j["version"] and j["plugin"]["library_version"] == j["version"]' \
-    'set(j["plugin"]["tables"]) == {f"{t}_v{v}" for t in ("ncclNetPlugin", "ncclCollNetPlugin") for v in range(8, 13)}' \
+    'set(j["plugin"]["tables"]) == {f"{t}_v{v}" for t in ("ncclNetPlugin", "ncclCollNetPlugin") for v in range(8, 13)} | {"ncclTunerPlugin_v5", "ncclTunerPlugin_v6"}' \
     'sorted(k["name"] for k in j["knobs"]) == sorted(env["KNOBS"].split())' \
     'all(k["source"] and k["description"] for k in j["knobs"])' \
     '[d["name"] for d in j["plugin"]["devices"]] == ["lo"]' \
     '[d["name"] for d in j["fabric"]["devices"]] == ["lo"]' \
     '[i["used"] for i in j["interfaces"] if i["name"] == "lo"] == [True]' \
     'all(not i["used"] and i["reason"] for i in j["interfaces"] if i["name"] != "lo")'
+
+# The tuner's model: the link from the device, the default hop, kernels measured here; a knob
+# replaces the device's speed and says so.
+check "tuner model" json_ok \
+    'j["tuner"]["enabled"] is True and j["tuner"]["model"] == "ok"' \
+    'j["tuner"]["link_GBps"] == 1.25 and j["tuner"]["link_from"] == "device lo"' \
+    'j["tuner"]["hop_us"] == 12 and j["tuner"]["hop_from"] == "default"' \
+    'sorted(k["type"] for k in j["tuner"]["kernels"]) == ["bfloat16", "float16", "float32"]' \
+    'all(k["in_cache_GBps"] > 0 and k["from_memory_GBps"] > 0 for k in j["tuner"]["kernels"])' \
+    'j["tuner"]["dtype"] in ("bfloat16", "float16", "float32")'
+check "tuner knobs" rc_is 0 env NCCL_JACCL_TUNER_LINK_MBPS=2000 NCCL_JACCL_TUNER_LAT_NS=3500 \
+    NCCL_JACCL_TUNER=0 "$INFO" --json
+check "tuner knobs: model" json_ok 'j["tuner"]["enabled"] is False' \
+    'j["tuner"]["link_GBps"] == 0.25 and j["tuner"]["link_from"] == "NCCL_JACCL_TUNER_LINK_MBPS"' \
+    'j["tuner"]["hop_us"] == 3.5 and j["tuner"]["hop_from"] == "NCCL_JACCL_TUNER_LAT_NS"'
 
 # Where a value came from: environment, or the default when unset or invalid.
 check "knob from env" rc_is 0 env NCCL_JACCL_NSOCKS=3 "$INFO" --json

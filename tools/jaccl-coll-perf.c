@@ -4,6 +4,7 @@
  *   jaccl-coll-perf allreduce|reducescatter|allgather [-N ranks] [-b 128K] [-e 1M] [-f 2] [-L]
  *                   [-n iters] [-w warmup] [-W 1,8] [-a auto|ring|mesh|rhd] [-r wires] [-V 11]
  *   jaccl-coll-perf ceiling [-N ranks] [-b ..] [-e ..] [-f ..] [-L]
+ *   jaccl-coll-perf allreduce|reducescatter|allgather -P [-R rounds] [-a ring,mesh,rhd] [-c] ...
  *
  *   jaccl-coll-perf MODE --rank R --nranks N --root HOST:PORT [options]   one rank per host
  *
@@ -23,19 +24,35 @@
  * that differ from the exact expected value (data are small integers, so every summation order
  * gives the same bits).
  *
+ * -P: the tuner's model checked (docs/tuner.md): -R rounds (default 5), each one sweep per
+ * algorithm with one operation at a time, interleaved; each size's median beside the model's time
+ * for that algorithm, built as a communicator's tuner builds it (float32; the ranks of this host
+ * sharing its cores). -c measures the link and hop in every round through jaccl's own p2p (a
+ * token around the ring; 4 MiB exchanges with both neighbours, over NCCL_JACCL_NSOCKS lanes and
+ * over one, from one buffer and in turn from 64 MiB ones, among the group's own ranks,
+ * harness/mp_calib.c) and uses their medians instead of the devices' or the knobs' figures: the
+ * values to give NCCL_JACCL_TUNER_LINK_MBPS, _MEM_MBPS, _LANE_MBPS and _LAT_NS. -q CORES: each
+ * round first waits (2 minutes at most) for a second in which other processes used fewer than
+ * CORES cores, and rounds are run (3 x -R at most) until -R of them ran while other processes
+ * used fewer than CORES cores; the -R quietest are reported.
+ *
  * ceiling: the plain socket ring exchange the collectives are judged against. Every rank sends
  * `size` bytes to rank+1 and receives `size` from rank-1 at the same time over blocking TCP
  * sockets on 127.0.0.1 (between the hosts' addresses when hosted); GB/s = bytes per rank per
  * direction / time (the slowest rank). */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "coll_harness.h"
+#include "core/tuner.h"
+#include "mp_calib.h"
 #include "mp_host.h"
 #include "mp_perf.h"
 
@@ -51,6 +68,10 @@ struct opts {
     int window[MAX_WINS], nwin; /* requests in flight, one column group each */
     size_t min_bytes, max_bytes, factor;
     const char *algo;
+    int predict, rounds; /* -P: the tuner's model beside the measured times, -R rounds */
+    int calibrate;       /* -c: the model's link and hop measured in every round */
+    double quiet;        /* -q: before a round, wait for a second with less foreign load */
+    double *record;      /* where rank 0 keeps each size's time (-P), in shared memory */
 };
 
 /* ---- shared reporting ---- */
@@ -197,7 +218,7 @@ static double timed(struct bench *b, size_t pr, size_t real, int w)
     return m;
 }
 
-static int bench_size(struct bench *b, size_t size)
+static int bench_size(struct bench *b, size_t size, int idx)
 {
     const struct opts *o = b->o;
     size_t pr = per_rank(o, size);
@@ -218,7 +239,9 @@ static int bench_size(struct bench *b, size_t size)
     long wrong = 0;
     for (int r = 0; r < o->nranks; r++)
         wrong += mp_flag_get(r, F_WRONG);
-    if (mp_rank == 0)
+    if (mp_rank == 0 && o->record)
+        o->record[idx] = t[0];
+    else if (mp_rank == 0)
         print_row(o, real, t, wrong);
     mp_barrier();
     return wrong ? -2 : 0;
@@ -232,9 +255,9 @@ static int coll_rank(int rank, int nranks, void *arg)
     if (cn_open_group(&b.n, o->version, rank, nranks) != 0 ||
         cn_buf_new(&b.n, &b.s, o->max_bytes) || cn_buf_new(&b.n, &b.r, o->max_bytes))
         return 1;
-    int rc = 0;
+    int rc = 0, idx = 0;
     for (size_t size = o->min_bytes; size <= o->max_bytes && rc == 0; size *= o->factor)
-        rc = bench_size(&b, size);
+        rc = bench_size(&b, size, idx++);
     cn_buf_free(&b.n, &b.s);
     cn_buf_free(&b.n, &b.r);
     cn_close_group(&b.n);
@@ -341,15 +364,252 @@ static int ceiling_rank(int rank, int nranks, void *arg)
     return 0;
 }
 
+/* ---- -P: the tuner's model beside the measured times ---- */
+
+#define MAX_SIZES    48
+#define MAX_ALGOS    3
+#define MAX_ROUNDS   15
+#define MAX_TRIES    (3 * MAX_ROUNDS) /* rounds run, with -q, to find -R quiet ones */
+#define QUIET_WAIT_S 120
+
+/* Rounds are stored as run ("tries"); the -R of them reported are sel[0 .. rounds). */
+struct predict {
+    struct jaccl_model m;
+    int nalgo, algo[MAX_ALGOS], nsizes;
+    double *t;              /* [try][algo][size], shared with the forked rank 0 */
+    struct mp_calib *cal;   /* [try] (-c), shared too: the link's figures */
+    struct mp_calib *lane;  /* [try] (-c): the same over one lane (NCCL_JACCL_NSOCKS=1) */
+    double load[MAX_TRIES]; /* cores other processes used during each try */
+    int tries, sel[MAX_ROUNDS];
+};
+
+/* -a's comma list ("ring,mesh"), or every algorithm that runs this group. -1 if malformed. */
+static int predict_algos(const struct opts *o, struct predict *p)
+{
+    const char *list = o->algo ? o->algo : algo_pow2(o->nranks) ? "ring,mesh,rhd" : "ring,mesh";
+    char buf[64];
+    snprintf(buf, sizeof(buf), "%s", list);
+    p->nalgo = 0;
+    for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        int a = algo_by_name(w);
+        if (a == ALGO_AUTO || a == ALGO_LOCAL || p->nalgo == MAX_ALGOS)
+            return -1;
+        p->algo[p->nalgo++] = a;
+    }
+    return p->nalgo ? 0 : -1;
+}
+
+static size_t real_size(const struct opts *o, size_t size)
+{
+    size_t pr = per_rank(o, size);
+    return o->kind == 0 ? pr * 4 : pr * 4 * (size_t)o->nranks;
+}
+
+/* The model as the tuner builds it, for float32 (what is measured), with the ranks of this
+ * host sharing its cores: before any rank is forked (it may open the fabric to read the
+ * devices, and closes it again). */
+static int predict_model(const struct opts *o, struct predict *p, int hosted)
+{
+    setenv("NCCL_JACCL_TUNER_DTYPE", "float32", 1);
+    if (o->algo == NULL)
+        unsetenv("NCCL_JACCL_ALGO");
+    int rc = jaccl_model_init(&p->m, o->nranks, hosted ? 1 : o->nranks);
+    if (rc != 0)
+        fprintf(stderr, "jaccl-coll-perf: no model (%s)\n",
+                rc == -ENODEV ? "no device, NCCL_JACCL_TUNER_LINK_MBPS unset" : "no memory");
+    return rc;
+}
+
+/* -c: the model's link (from cache and from memory), lane and hop are the medians of the
+ * rounds' measurements, in place of the devices' or the knobs'. They are measured among the
+ * group's own ranks, so a crowded host's hop is measured in the crowd (the scheduler, not a
+ * formula, says how much longer it gets); a rate measured so is what a rank with a core to
+ * itself would get times its share of one: divided back out, since the model multiplies it in
+ * again for the group it prices. */
+static void predict_calibrated(const struct opts *o, struct predict *p)
+{
+    double hop[MAX_ROUNDS], bw[MAX_ROUNDS], lane[MAX_ROUNDS], mem[MAX_ROUNDS];
+    for (int r = 0; r < o->rounds; r++) {
+        hop[r] = p->cal[p->sel[r]].hop_s;
+        bw[r] = p->cal[p->sel[r]].link_Bps;
+        lane[r] = p->lane[p->sel[r]].link_Bps;
+        mem[r] = p->cal[p->sel[r]].mem_Bps;
+    }
+    double share = p->m.plat.cpu_share;
+    p->m.plat.hop_s = mp_median(hop, o->rounds);
+    p->m.plat.link_Bps = mp_median(bw, o->rounds) / share;
+    p->m.plat.lane_Bps = mp_median(lane, o->rounds) / share;
+    p->m.plat.link_mem_Bps = mp_median(mem, o->rounds) / share;
+    snprintf(p->m.link_from, sizeof(p->m.link_from), "measured: p2p ring exchange, %d ranks",
+             o->nranks);
+    snprintf(p->m.lat_from, sizeof(p->m.lat_from), "measured: p2p token ring, %d ranks", o->nranks);
+}
+
+static void predict_header(const struct opts *o, const struct predict *p, const char *mode)
+{
+    const struct algo_platform *pl = &p->m.plat;
+    printf("# jaccl %s, %d ranks, window 1, %d interleaved rounds: median measured time beside "
+           "the tuner's model\n",
+           mode, o->nranks, o->rounds);
+    printf("# model: link %.2f GB/s (%s), %.2f GB/s from memory, lane %.2f GB/s, hop %.1f us "
+           "(%s), float32 sum %.1f GB/s in cache, %.1f GB/s from memory (above %zu KiB), cpu "
+           "share %.2f\n",
+           pl->link_Bps / 1e9, p->m.link_from, pl->link_mem_Bps / 1e9, pl->lane_Bps / 1e9,
+           pl->hop_s * 1e6, p->m.lat_from, pl->kern_hot_Bps / 1e9, pl->kern_cold_Bps / 1e9,
+           pl->cache_bytes >> 10, pl->cpu_share);
+    printf("# cores other processes used, round by round:");
+    for (int r = 0; r < o->rounds; r++)
+        printf(" %.2f", p->load[p->sel[r]]);
+    printf(" (%d round(s) run, the %d quietest kept)\n", p->tries, o->rounds);
+    for (int r = 0; p->cal && r < o->rounds; r++) {
+        const struct mp_calib *c = &p->cal[p->sel[r]], *l = &p->lane[p->sel[r]];
+        printf("# round %d: link %.2f GB/s, from memory %.2f GB/s, one lane %.2f GB/s, hop %.1f "
+               "us\n",
+               r + 1, c->link_Bps / 1e9, c->mem_Bps / 1e9, l->link_Bps / 1e9, c->hop_s * 1e6);
+    }
+    printf("#%11s %5s %12s %12s %7s  %s\n", "size", "algo", "measured_us", "predicted_us", "error",
+           "rounds_us");
+}
+
+static double *slot(const struct predict *p, int r, int a)
+{
+    return p->t + ((size_t)r * (size_t)p->nalgo + (size_t)a) * (size_t)p->nsizes;
+}
+
+/* size, algorithm, median, model, the model's error, then every round's time in its order */
+static void predict_row(const struct opts *o, const struct predict *p, int a, int i, size_t size)
+{
+    double v[MAX_ROUNDS];
+    for (int r = 0; r < o->rounds; r++)
+        v[r] = slot(p, p->sel[r], a)[i];
+    size_t real = real_size(o, size);
+    double pred = jaccl_model_op(&p->m, (enum algo_kind)o->kind, real, p->algo[a], NULL);
+    printf("%12zu %5s", real, algo_name((enum algo_id)p->algo[a]));
+    char rounds[MAX_ROUNDS * 12] = "";
+    for (int r = 0, n = 0; r < o->rounds; r++)
+        n += snprintf(rounds + n, sizeof(rounds) - (size_t)n, " %.0f", v[r] * 1e6);
+    double med = mp_median(v, o->rounds);
+    printf(" %12.1f %12.1f %+6.0f%% %s\n", med * 1e6, pred * 1e6, (pred / med - 1) * 100, rounds);
+}
+
+/* -c: the link with the ranks' own lanes, then over one lane. 0, or 1 when a run failed. */
+static int predict_link(const struct opts *o, struct predict *p, int r)
+{
+    struct mp_calib_run link = {.version = o->version, .out = &p->cal[r]};
+    struct mp_calib_run lane = {.version = o->version, .lanes = 1, .out = &p->lane[r]};
+    return mp_run("link", "the link", o->nranks, 600, mp_calib_rank, &link) ||
+           mp_run("one-lane", "one lane", o->nranks, 600, mp_calib_rank, &lane);
+}
+
+/* -q: on a shared box, a round that runs while other jobs do is mostly their noise. Each round
+ * waits (QUIET_WAIT_S at most) for a second in which other processes used fewer than max_load
+ * cores, and a round during which they used more is run again (predict_rounds). */
+static void wait_quiet(double max_load)
+{
+    for (int i = 0; max_load > 0 && i < QUIET_WAIT_S; i++) {
+        struct mp_load l;
+        mp_load_start(&l);
+        sleep(1);
+        if (mp_load_foreign(&l) < max_load)
+            return;
+    }
+}
+
+/* One round: the link (-c), then one sweep per algorithm. 0, or 1 when a run failed. */
+static int predict_round(struct opts *o, struct predict *p, int r)
+{
+    struct mp_load load;
+    wait_quiet(o->quiet);
+    mp_load_start(&load);
+    int failed = p->cal ? predict_link(o, p, r) : 0;
+    for (int a = 0; a < p->nalgo && !failed; a++) {
+        struct opts one = *o;
+        one.algo = algo_name((enum algo_id)p->algo[a]);
+        one.record = slot(p, r, a);
+        failed = mp_run(one.algo, one.algo, o->nranks, 3600, coll_rank, &one);
+    }
+    p->load[r] = mp_load_foreign(&load);
+    return failed;
+}
+
+/* The -R tries with the least foreign load, in the order they ran. */
+static void pick_quietest(const struct opts *o, struct predict *p)
+{
+    int used[MAX_TRIES] = {0};
+    for (int r = 0; r < o->rounds; r++) {
+        int best = -1;
+        for (int t = 0; t < p->tries; t++)
+            if (!used[t] && (best < 0 || p->load[t] < p->load[best]))
+                best = t;
+        used[best] = 1;
+    }
+    for (int t = 0, r = 0; t < p->tries; t++)
+        if (used[t])
+            p->sel[r++] = t;
+}
+
+/* Runs rounds until -R of them had less foreign load than -q (at most 3 x -R; without -q
+ * exactly -R). 0, or 1 when a run failed. */
+static int predict_rounds(struct opts *o, struct predict *p)
+{
+    int quiet = 0, max = o->quiet > 0 ? 3 * o->rounds : o->rounds;
+    for (p->tries = 0; p->tries < max && quiet < o->rounds; p->tries++) {
+        if (predict_round(o, p, p->tries))
+            return 1;
+        quiet += o->quiet <= 0 || p->load[p->tries] < o->quiet;
+    }
+    pick_quietest(o, p);
+    return 0;
+}
+
+/* Rounds of one sweep per algorithm, interleaved (round 1: ring, mesh; round 2: ...) so that
+ * every algorithm sees the box's load of the same minutes; then each size's median. */
+static int predict_main(struct opts *o, int hosted, const char *mode)
+{
+    struct predict p = {0};
+    for (size_t size = o->min_bytes; size <= o->max_bytes; size *= o->factor)
+        p.nsizes++;
+    size_t len = sizeof(double) * (size_t)(MAX_TRIES * MAX_ALGOS * p.nsizes) +
+                 2 * sizeof(struct mp_calib) * MAX_TRIES;
+    if (p.nsizes > MAX_SIZES || predict_algos(o, &p) != 0 || predict_model(o, &p, hosted) != 0)
+        return 2;
+    p.t = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p.t == MAP_FAILED)
+        return 1;
+    p.cal = o->calibrate ? (struct mp_calib *)(p.t + MAX_TRIES * MAX_ALGOS * p.nsizes) : NULL;
+    p.lane = p.cal ? p.cal + MAX_TRIES : NULL;
+    o->nwin = 1;
+    o->window[0] = 1;
+    int failed = predict_rounds(o, &p);
+    if (!failed && p.cal)
+        predict_calibrated(o, &p);
+    if (!failed)
+        predict_header(o, &p, mode);
+    for (int a = 0; a < p.nalgo && !failed; a++) {
+        int i = 0;
+        for (size_t size = o->min_bytes; size <= o->max_bytes; size *= o->factor)
+            predict_row(o, &p, a, i++, size);
+    }
+    munmap(p.t, len);
+    return failed;
+}
+
 /* ---- options ---- */
 
 static void usage(void)
 {
     fprintf(stderr, "usage: jaccl-coll-perf allreduce|reducescatter|allgather|ceiling [-N ranks] "
                     "[-b min] [-e max] [-f factor] [-L] [-n iters] [-w warmup] [-W w1,w2,..] "
-                    "[-a auto|ring|mesh|rhd] [-r wires] [-V 11|8] [-p sleep_us]\n"
+                    "[-a auto|ring|mesh|rhd] [-r wires] [-V 11|8] [-p sleep_us] "
+                    "[-P [-R rounds] [-a ring,mesh,..] [-c] [-q cores]]\n"
                     "  default: 128K .. 1M by 2 (NCCL's CollNet steps), windows 1 and 8; "
-                    "-L: 4K .. 256M by 4; -p: sleep between tests (default 0: sched_yield)\n");
+                    "-L: 4K .. 256M by 4; -p: sleep between tests (default 0: sched_yield)\n"
+                    "  -P: each algorithm's median time (one operation at a time) over -R "
+                    "interleaved rounds (default 5) beside the tuner's model of it; -c: with "
+                    "the link and hop measured in every round through jaccl's p2p; -q: each round "
+                    "waits (2 min at most) for a second in which other processes used fewer "
+                    "cores, and rounds are run (3 x -R at most) until -R ran with less foreign "
+                    "load than that\n");
     mp_host_usage();
 }
 
@@ -384,8 +644,13 @@ static void default_sweep(struct opts *o, int longs)
 static int parse(int argc, char **argv, struct opts *o)
 {
     static const char *const modes[] = {"allreduce", "reducescatter", "allgather", "ceiling"};
-    *o = (struct opts){
-            .kind = -1, .nranks = 2, .warmup = 3, .window = {1, 8}, .nwin = 2, .version = 11};
+    *o = (struct opts){.kind = -1,
+                       .nranks = 2,
+                       .warmup = 3,
+                       .window = {1, 8},
+                       .nwin = 2,
+                       .version = 11,
+                       .rounds = 5};
     for (int i = 0; argc > 1 && i < 4; i++)
         if (strcmp(argv[1], modes[i]) == 0)
             o->kind = i;
@@ -393,8 +658,20 @@ static int parse(int argc, char **argv, struct opts *o)
     optind = 2;
     /* NCCL's proxy: test() in a loop, sched_yield() in between (unless the caller said) */
     setenv("MP_POLL_SLEEP_US", "0", 0);
-    while ((c = getopt(argc, argv, "N:b:e:f:Ln:w:W:a:r:V:p:")) != -1) {
+    while ((c = getopt(argc, argv, "N:b:e:f:Ln:w:W:a:r:V:p:PR:cq:")) != -1) {
         switch (c) {
+        case 'P':
+            o->predict = 1;
+            break;
+        case 'c':
+            o->calibrate = 1;
+            break;
+        case 'q':
+            o->quiet = atof(optarg);
+            break;
+        case 'R':
+            o->rounds = atoi(optarg);
+            break;
         case 'p':
             setenv("MP_POLL_SLEEP_US", optarg, 1);
             break;
@@ -436,6 +713,7 @@ static int parse(int argc, char **argv, struct opts *o)
         }
     }
     default_sweep(o, longs);
+    bad |= o->predict && (o->kind > 2 || o->rounds < 1 || o->rounds > MAX_ROUNDS);
     return bad || o->kind < 0 || o->nranks < 1 || o->nranks > MP_MAX_RANKS || o->factor < 2 ||
                            o->min_bytes < 4
                    ? -1
@@ -457,6 +735,8 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     setenv("NCCL_JACCL_TIMEOUT", "60", 0); /* before mp_default_env's 3 s for the tests */
     mp_default_env();
+    if (o.predict)
+        return predict_main(&o, hosted, argv[1]);
     struct mp_load load;
     mp_load_start(&load);
     if (o.kind == 3) {

@@ -8,12 +8,13 @@
  * then libnccl-net-jaccl.so); default: NCCL_NET_PLUGIN's first entry if set, else
  * libnccl-net-jaccl.so. Two views are printed:
  *   - the plugin's own: it is dlopen'ed like NCCL does, every ncclNetPlugin_vN /
- *     ncclCollNetPlugin_vN is looked up, and the v11 tables are driven through init, devices
- *     and getProperties;
+ *     ncclCollNetPlugin_vN / ncclTunerPlugin_vN is looked up, and the v11 tables are driven
+ *     through init, devices and getProperties;
  *   - the why: the same code, linked in from libjaccl-internal.a, runs the fabric choice, so
  *     the reason for verbs or tcp, the RDMA port and GID used, and the interfaces used are the
  *     plugin's own decisions, not a second opinion. What the tool adds is only the
- *     explanation for ports and interfaces that were not taken.
+ *     explanation for ports and interfaces that were not taken. The tuner's model is printed
+ *     the same way: its constants, measured here, and where each came from.
  * With a rendezvous (as the perf tools take it, or under mpirun), every host's links are
  * gathered and the cluster is printed as a CollNet group would find it: which peer each of this
  * host's cables reaches, which pairs only a relay joins, the ring over the cables and the
@@ -23,6 +24,7 @@
 #define _GNU_SOURCE /* dlinfo, RTLD_DI_LINKMAP */
 #include <arpa/inet.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <ifaddrs.h>
 #include <link.h>
 #include <net/if.h>
@@ -38,6 +40,7 @@
 #include "core/route.h"
 #include "nccl_abi/net.h"
 #include "core/state.h"
+#include "core/tuner.h"
 #include "core/version.h"
 #include "fabric/fabric.h"
 #include "fabric/verbs/verbs_int.h"
@@ -175,6 +178,12 @@ static void o_int(const char *key, long long v)
     printf(g_o.json ? "%lld" : "%lld\n", v);
 }
 
+static void o_num(const char *key, double v, int decimals)
+{
+    o_key(key, ": ");
+    printf(g_o.json ? "%.*f" : "%.*f\n", decimals, v);
+}
+
 static void o_bool(const char *key, int v)
 {
     o_key(key, ": ");
@@ -295,6 +304,11 @@ static void plugin_tables(void *h)
         if (dlsym(h, sym))
             o_str(NULL, sym);
         snprintf(sym, sizeof(sym), "ncclCollNetPlugin_v%d", v);
+        if (dlsym(h, sym))
+            o_str(NULL, sym);
+    }
+    for (int v = 6; v >= 2; v--) { /* NCCL 2.30 from v6, 2.28 from v5 */
+        snprintf(sym, sizeof(sym), "ncclTunerPlugin_v%d", v);
         if (dlsym(h, sym))
             o_str(NULL, sym);
     }
@@ -448,6 +462,43 @@ static void fabric_section(const struct fabric_view *fv)
         o_str("name", ops->dev_info(i)->name);
         o_str("address", fv->have_addr[i] ? a : NULL); /* address/prefix: the link */
         o_int("speed_mbps", ops->dev_info(i)->speed_mbps);
+        o_close('}');
+    }
+    o_close(']');
+    o_close('}');
+}
+
+/* ---- the tuner's model ---- */
+
+/* Its constants as a communicator's tuner would build them now (the kernels measured here,
+ * on this CPU), and where each came from: docs/tuner.md. */
+static void tuner_section(void)
+{
+    struct jaccl_model m;
+    int rc = jaccl_model_init(&m, 2, 1);
+    const struct algo_kern_rates *r = algo_kern_rates();
+
+    o_open("tuner", '{');
+    o_bool("enabled", jaccl_param_int(JP_TUNER) != 0);
+    o_str("model", rc == 0 ? "ok" : rc == -ENODEV ? "no device and no link knob" : "no memory");
+    if (rc == 0 || rc == -ENOMEM) {
+        o_num("link_GBps", m.plat.link_Bps / 1e9, 3);
+        o_str("link_from", m.link_from);
+        o_num("hop_us", m.plat.hop_s * 1e6, 2);
+        o_str("hop_from", m.lat_from);
+    }
+    o_str("dtype", rc == 0 ? jaccl_dtype_name(m.dtype) : NULL);
+    o_int("cache_KiB", (long long)(r->cache_bytes >> 10));
+    o_int("operand_in_cache_KiB", (long long)(r->hot_bytes >> 10));
+    o_int("operand_from_memory_KiB", (long long)(r->cold_bytes >> 10));
+    o_open("kernels", '[');
+    for (int t = 0; t < JD_NUM; t++) {
+        if (!algo_kern_rated((enum jaccl_dtype)t))
+            continue;
+        o_open(NULL, '{');
+        o_str("type", jaccl_dtype_name((enum jaccl_dtype)t));
+        o_num("in_cache_GBps", r->hot_Bps[t] / 1e9, 2);
+        o_num("from_memory_GBps", r->cold_Bps[t] / 1e9, 2);
         o_close('}');
     }
     o_close(']');
@@ -874,6 +925,7 @@ int main(int argc, char **argv)
     plugin_section(plugin_name(name), &pv);
     knobs_section();
     fabric_section(&fv);
+    tuner_section();
     rdma_section(&fv);
     ifaces_section(&fv);
     cluster_section(&cv);

@@ -10,6 +10,8 @@
 #define JACCL_ABI_VERSIONS(X) X(12) X(11) X(10) X(9) X(8)
 #define JACCL_ABI_NEWEST      12
 #define JACCL_ABI_OLDEST      8
+/* The tuner tables (abi/tuner.c), newest first: NCCL 2.30 takes v6, 2.28 v5. */
+#define JACCL_TUNER_VERSIONS(X) X(6) X(5)
 /* The first version whose init takes a per-communicator context and config. */
 #define JACCL_ABI_CTX 11
 

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "algo/chunks.h"
+#include "algo/cost.h"
 #include "algo/kern_reduce.h"
 #include "algo/xport.h"
 #include "fabric/fabric.h"
@@ -169,6 +170,9 @@ struct algo_ops {
     int (*auto_may)(int nranks, const struct algo_choice *ch);
     /* Sets the operation's frames and wires for it (NULL: nothing to set). */
     void (*shape)(struct algo_geom *g, const struct algo_choice *ch);
+    /* What one operation of geometry g (shaped) costs each rank, for the tuner (algo/cost.h):
+     * w->bytes is set; it fills the rest. */
+    void (*work)(const struct algo_geom *g, struct algo_work *w);
     /* Running it: */
     int (*start)(struct algo_run *run, struct algo_xport *x);
     int (*post)(struct algo_run *run, struct algo_xport *x, int *progress);

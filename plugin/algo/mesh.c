@@ -268,6 +268,20 @@ static void mesh_shape(struct algo_geom *g, const struct algo_choice *ch)
     algo_geom_mesh_shape(g);
 }
 
+/* For the tuner: one step. Every rank sends each peer what it needs (all-reduce: the whole
+ * vector; reduce-scatter: the peer's chunk; all-gather: its own chunk) and reduces all it
+ * receives (all-reduce: n-1 whole vectors; reduce-scatter: n-1 chunks). */
+static void mesh_work(const struct algo_geom *g, struct algo_work *w)
+{
+    int n = g->nranks;
+    double each = g->kind == ALGO_ALLREDUCE ? (double)w->bytes : (double)w->bytes / n;
+    w->hops = 1;
+    w->sent = (n - 1) * each;
+    w->reduced = g->kind == ALGO_ALLGATHER ? 0 : w->sent;
+    w->peers = n - 1;
+    w->lanes = n - 1; /* lane 0 of each peer */
+}
+
 const struct algo_ops algo_mesh_ops = {
         .name = "mesh",
         .talks = mesh_talks,
@@ -276,6 +290,7 @@ const struct algo_ops algo_mesh_ops = {
         .auto_rank = mesh_auto_rank,
         .auto_may = mesh_auto_may,
         .shape = mesh_shape,
+        .work = mesh_work,
         .start = mesh_start,
         .post = mesh_post,
         .posted_all = mesh_posted_all,

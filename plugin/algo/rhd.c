@@ -283,6 +283,19 @@ static void rhd_shape(struct algo_geom *g, const struct algo_choice *ch)
     algo_geom_rhd_shape(g);
 }
 
+/* For the tuner: the ring's bytes in log2 n steps per phase, one partner at a time. The
+ * reduce-scatter sends n/2, n/4, .. 1 chunks (n - 1 in all) and reduces as many; the
+ * all-gather sends them back in doubling steps. */
+static void rhd_work(const struct algo_geom *g, struct algo_work *w)
+{
+    double moved = (double)(g->nranks - 1) * ((double)w->bytes / g->nranks);
+    w->hops = algo_rhd_steps(g);
+    w->sent = (g->kind == ALGO_ALLREDUCE ? 2 : 1) * moved;
+    w->reduced = g->kind == ALGO_ALLGATHER ? 0 : moved;
+    w->peers = 1;
+    w->lanes = 1; /* lane 0 of the step's partner */
+}
+
 const struct algo_ops algo_rhd_ops = {
         .name = "rhd",
         .talks = rhd_talks,
@@ -291,6 +304,7 @@ const struct algo_ops algo_rhd_ops = {
         .auto_rank = rhd_auto_rank,
         .auto_may = rhd_auto_may,
         .shape = rhd_shape,
+        .work = rhd_work,
         .start = rhd_start,
         .post = rhd_post,
         .posted_all = rhd_posted_all,

@@ -293,6 +293,21 @@ static void ring_shape(struct algo_geom *g, const struct algo_choice *ch)
     algo_geom_ring_shape(g, ch->wires);
 }
 
+/* For the tuner: each of the steps (2(n-1) for all-reduce, n-1 for the other two) moves a
+ * chunk, 1/n of the operation, to the next rank, and every reduce-scatter step reduces what
+ * arrives. Two directions reach the two neighbours (one neighbour with two ranks), each part
+ * (direction, wire) on a lane of its own. */
+static void ring_work(const struct algo_geom *g, struct algo_work *w)
+{
+    int n = g->nranks, steps = algo_ring_steps(g);
+    double chunk = (double)w->bytes / n;
+    w->hops = steps;
+    w->sent = steps * chunk;
+    w->reduced = g->kind == ALGO_ALLGATHER ? 0 : (n - 1) * chunk;
+    w->peers = g->ndirs == 2 && n > 2 ? 2 : 1;
+    w->lanes = g->ndirs * g->nwires;
+}
+
 const struct algo_ops algo_ring_ops = {
         .name = "ring",
         .talks = ring_talks,
@@ -301,6 +316,7 @@ const struct algo_ops algo_ring_ops = {
         .auto_rank = ring_auto_rank,
         .auto_may = ring_auto_may,
         .shape = ring_shape,
+        .work = ring_work,
         .start = ring_start,
         .post = ring_post,
         .posted_all = ring_posted_all,

@@ -117,4 +117,31 @@ ncclResult_t jaccl_coll_test(void *request, int *done, int *size);
 ncclResult_t jaccl_coll_close(void *collComm);
 ncclResult_t jaccl_coll_close_listen(void *listenComm);
 
+/* ---- tuner (plugin/core/tuner.c) ---- */
+/* What NCCL's tuner init says about a communicator, in jaccl's terms. The NCCL constants feed
+ * only the crossover estimate logged at init (microseconds, SIMPLE protocol; have_consts 0
+ * when NCCL passed none). */
+struct jaccl_tuner_comm {
+    uint64_t comm_id;
+    int nranks, nnodes;
+    int have_consts;
+    double ring_base_us, ring_net_us, tree_net_us, ring_nvl_us;
+};
+
+/* The collectives CollNet runs. */
+enum jaccl_tune_coll { JACCL_TUNE_ALLREDUCE, JACCL_TUNE_REDUCESCATTER, JACCL_TUNE_ALLGATHER };
+
+/* Never fails a communicator: with NCCL_JACCL_TUNER=0, one node, or no model, *ctx is NULL
+ * and the tables leave NCCL's costs alone. */
+ncclResult_t jaccl_tuner_init(void **ctx, const struct jaccl_tuner_comm *comm,
+                              ncclDebugLogger_t logFunction);
+/* jaccl's costs in microseconds for the CollNet entries of one collective of `kind` over
+ * nbytes (NCCL's nBytes; numPipeOps as NCCL passed it), in place: *direct_us and *chain_us hold
+ * what NCCL priced CollNet Direct and Chain at and get jaccl's; a negative one (NCCL will not
+ * run it) is left alone, and so are both when ctx is NULL or not a live context. Safe from any
+ * thread. */
+void jaccl_tuner_collnet(void *ctx, enum jaccl_tune_coll kind, size_t nbytes, int numPipeOps,
+                         double *direct_us, double *chain_us);
+ncclResult_t jaccl_tuner_finalize(void *ctx); /* NULL is fine */
+
 #endif

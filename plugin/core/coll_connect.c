@@ -12,6 +12,7 @@
 
 #include "core/api.h"
 #include "core/coll.h"
+#include "core/coll_choice.h"
 #include "core/err.h"
 #include "core/registry.h"
 #include "core/state.h"
@@ -97,18 +98,12 @@ static void warn_uncarried(const struct coll_connect_state *x, enum algo_id a)
 static void choose(struct coll_connect_state *x)
 {
     struct coll_comm *c = x->c;
-    const char *algo = jaccl_param_str(JP_ALGO); /* one of the algorithms' names, or "auto" */
     struct algo_choice *ch = &c->choice;
-    ch->wires = c->wires;
-    ch->mesh_max_bytes = (size_t)jaccl_param_int(JP_MESH_MAX_BYTES);
-    ch->mesh_max_ranks = (int)jaccl_param_int(JP_MESH_MAX_RANKS);
-    ch->rhd_min_bytes = (size_t)jaccl_param_int(JP_RHD_MIN_BYTES);
-    ch->rhd_max_bytes = (size_t)jaccl_param_int(JP_RHD_MAX_BYTES);
-    ch->force = algo_by_name(algo);
+    coll_choice_init(ch, c->nranks, c->wires); /* the knobs, as the tuner's model reads them */
     c->ring = x->topo.ring;
     ch->ring = &c->ring;
     unsigned carried = coll_topo_carries(&x->topo);
-    ch->usable = algo_wanted(c->nranks, ch) & carried;
+    ch->usable &= carried;
     if (ch->force != ALGO_AUTO && !(carried & ALGO_BIT(ch->force)))
         warn_uncarried(x, (enum algo_id)ch->force);
 }

@@ -105,6 +105,8 @@ static const char *kind_name(uint32_t k)
         return "p2p request";
     case JO_COLL_REQ:
         return "CollNet request";
+    case JO_TUNER:
+        return "tuner context";
     default:
         return "object";
     }

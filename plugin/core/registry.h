@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The one lifetime rule for every object NCCL holds (init contexts, listen / send / recv /
- * CollNet comms, memory handles, requests): it is registered, by address range and kind, while
- * it is live; every entry point looks the pointer up here, under one lock, before reading
- * through it; a close unregisters, then frees. A pointer to a closed object, to something that
- * was never ours, or to an object of another kind is refused with a WARN, and nothing is read
- * through it. Nothing is kept once an object is freed. */
+ * CollNet comms, memory handles, requests, tuner contexts): it is registered, by address range
+ * and kind, while it is live; every entry point looks the pointer up here, under one lock,
+ * before reading through it; a close unregisters, then frees. A pointer to a closed object, to
+ * something that was never ours, or to an object of another kind is refused with a WARN, and
+ * nothing is read through it. Nothing is kept once an object is freed. */
 #ifndef JACCL_CORE_REGISTRY_H
 #define JACCL_CORE_REGISTRY_H
 
@@ -22,6 +22,7 @@ enum jaccl_obj_kind {
     JO_MH = 1u << 6,
     JO_P2P_REQ = 1u << 7,
     JO_COLL_REQ = 1u << 8,
+    JO_TUNER = 1u << 9,
 };
 
 /* Registers `count` objects of `stride` bytes from `base` (an array of requests), or one object

@@ -13,10 +13,14 @@ static const char *const fabric_choices[] = {"auto", "tcp", "verbs", NULL};
 static const char *const family_choices[] = {"", "AF_INET", "AF_INET6", NULL};
 static const char *const algo_choices[] = {"auto", "ring", "mesh", "rhd", NULL};
 static const char *const qp_type_choices[] = {"uc", "rc", NULL};
+static const char *const tuner_dtype_choices[] = {"auto", "float32", "float16", "bfloat16", NULL};
 
 /* The 2-rank 4 KiB all-reduce's best (docs/performance.md, "Where the code's constants come
  * from"). */
 #define SPIN_US_DEFAULT 50
+
+#define STR_(x) #x
+#define STR(x)  STR_(x)
 
 #define S_TRANSPORT "Transport selection"
 #define S_CABLES    "Direct cables (switchless clusters)"
@@ -25,6 +29,7 @@ static const char *const qp_type_choices[] = {"uc", "rc", NULL};
 #define S_VERBS     "RDMA (verbs fabric)"
 #define S_QOS       "Traffic class and service level"
 #define S_PROGRESS  "Progress and debugging"
+#define S_TUNER     "Tuner (NCCL's choice of CollNet)"
 
 #define P_INT(id_, name_, def_, min_, max_, unit_, nccl_, sec_, doc_) \
     [id_] = {.name = name_,                                           \
@@ -175,6 +180,42 @@ static const struct jaccl_param_desc g_params[JP_NUM_PARAMS] = {
               "and a reader. If the file cannot be created, a WARN says so and the counts are "
               "kept in memory and logged at shutdown instead. `jaccl-perf p2p` with `1` prints "
               "them per message."),
+        P_INT(JP_TUNER, "NCCL_JACCL_TUNER", 1, 0, 1, NULL, NULL, S_TUNER,
+              "`1`: the library's tuner tables (`ncclTunerPlugin_v5`, `_v6`, which NCCL loads from "
+              "the net plugin's library when `NCCL_TUNER_PLUGIN` is unset and no "
+              "`libnccl-tuner.so` is found) replace NCCL's CollNet costs with jaccl's own, so "
+              "NCCL routes a collective to jaccl's CollNet only where that is faster than its "
+              "ring and tree (docs/tuner.md). `0`: the tables leave every cost as NCCL computed "
+              "it. `NCCL_TUNER_PLUGIN=none` keeps NCCL from loading any tuner."),
+        P_INT(JP_TUNER_LINK, "NCCL_JACCL_TUNER_LINK_MBPS", 0, 0, 100000000, "Mbit/s", NULL, S_TUNER,
+              "The link bandwidth the tuner's model assumes, each way. `0` = the slowest "
+              "device's speed as jaccl reports it to NCCL (10000 for an interface with no "
+              "speed, such as `lo`). Set it when the device's nominal speed is not what a rank "
+              "gets (see docs/tuner.md, Calibration)."),
+        P_INT(JP_TUNER_LANE, "NCCL_JACCL_TUNER_LANE_MBPS", 0, 0, 100000000, "Mbit/s", NULL, S_TUNER,
+              "What one lane (one TCP socket, one queue pair) carries each way, in the tuner's "
+              "model: an algorithm that sends on fewer lanes than it takes to fill the link (the "
+              "mesh and halving-doubling use one per peer) goes no faster than its lanes. `0` = "
+              "one lane can fill the link, as a queue pair does on RDMA. Over TCP one stream "
+              "often cannot: `jaccl-coll-perf -P -c` measures it (docs/tuner.md)."),
+        P_INT(JP_TUNER_MEM, "NCCL_JACCL_TUNER_MEM_MBPS", 0, 0, 100000000, "Mbit/s", NULL, S_TUNER,
+              "What one link carries each way, in the tuner's model, for an operation larger "
+              "than the per-core cache, whose data stream from memory: TCP copies every byte "
+              "through the CPU, so its large transfers go at the speed of memory copies. `0` = "
+              "as fast as smaller ones (the NIC moves the bytes, as on RDMA). `jaccl-coll-perf "
+              "-P -c` measures it (docs/tuner.md)."),
+        P_INT(JP_TUNER_LAT, "NCCL_JACCL_TUNER_LAT_NS", -1, -1, 1000000000, "nanoseconds", NULL,
+              S_TUNER,
+              "The time the tuner's model charges for one message hop (wire and software). "
+              "`-1` = the devices' largest reported latency, or, when they report none (jaccl's "
+              "TCP and verbs devices do not), " STR(
+                      JACCL_TUNER_LAT_DEFAULT_NS) " ns: one message's "
+                                                  "one-way time through jaccl's TCP fabric "
+                                                  "measured with `jaccl-perf p2p`."),
+        P_STR(JP_TUNER_DTYPE, "NCCL_JACCL_TUNER_DTYPE", "auto", tuner_dtype_choices, NULL, S_TUNER,
+              "The data type whose measured reduction speed the tuner's model uses: NCCL does "
+              "not tell a tuner the type of a collective. `auto` = the slowest of the three "
+              "(the type a job uses is never slower than the model assumes)."),
 };
 
 const struct jaccl_param_desc *jaccl_param_desc(enum jaccl_param_id id)

@@ -35,8 +35,19 @@ enum jaccl_param_id {
     JP_SL,             /* int: -1 = unset; InfiniBand service level */
     JP_SPIN_US,        /* int: microseconds a waiter polls before it sleeps; 0 = never */
     JP_DEBUG_COUNTERS, /* string: ""/0 off, 1 = count and log, else a file (util/counters.h) */
+    JP_TUNER,          /* int: 0 = the tuner table leaves NCCL's costs alone */
+    JP_TUNER_LINK,     /* int: 0 = the devices' speed */
+    JP_TUNER_LANE,     /* int: 0 = a lane can fill the link */
+    JP_TUNER_MEM,      /* int: 0 = large operations' transfers as fast as the link */
+    JP_TUNER_LAT,      /* int: -1 = the devices' latency, or the measured default */
+    JP_TUNER_DTYPE,    /* string: auto | float32 | float16 | bfloat16 */
     JP_NUM_PARAMS
 };
+
+/* NCCL_JACCL_TUNER_LAT_NS when the devices report no latency: one message's one-way time
+ * through jaccl's TCP fabric (jaccl-perf p2p, 8 bytes; docs/performance.md, "Where the code's
+ * constants come from"). */
+#define JACCL_TUNER_LAT_DEFAULT_NS 12000
 
 enum jaccl_param_type { JPT_INT, JPT_STR };
 

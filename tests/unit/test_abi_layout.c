@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Pins the headers in include/nccl_abi/ to NCCL 2.20 .. 2.30's x86-64 ABI (tables v8..v12) as
- * NCCL's plugin headers define it: enum values, struct sizes and member offsets, and the position
- * of every table slot (slot k at byte 8*k). A wrong layout would not fail to compile; NCCL would
- * just call the wrong slot. Header-only: builds without the rest of the plugin. */
+/* Pins the headers in include/nccl_abi/ to NCCL 2.20 .. 2.30's x86-64 ABI (tables v8..v12, tuner
+ * tables v5 and v6) as NCCL's plugin headers define it: enum values, struct sizes and member
+ * offsets, and the position of every table slot (slot k at byte 8*k). A wrong layout would not fail
+ * to compile; NCCL would just call the wrong slot. Header-only: builds without the rest of the
+ * plugin. */
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 #include <cmocka.h>
 
 #include "nccl_abi/net.h"
+#include "nccl_abi/tuner.h"
 
 /* Each test counts every mismatch (printing what and by how much) before failing, so one run
  * shows the whole damage of a broken header. */
@@ -468,6 +470,118 @@ static void test_collnet_tables(void **state)
     END();
 }
 
+static void test_tuner_constants(void **state)
+{
+    BEGIN();
+    EQ(sizeof(ncclFunc_t), 4);
+    EQ(ncclFuncBroadcast, 0);
+    EQ(ncclFuncReduce, 1);
+    EQ(ncclFuncAllGather, 2);
+    EQ(ncclFuncReduceScatter, 3);
+    EQ(ncclFuncAllReduce, 4);
+    EQ(ncclFuncSendRecv, 5);
+    EQ(ncclFuncSend, 6);
+    EQ(ncclFuncRecv, 7);
+    EQ(ncclFuncAlltoAll, 8);
+    EQ(ncclFuncScatter, 9);
+    EQ(ncclFuncGather, 10);
+    EQ(ncclNumFuncs, 11);
+    EQ(NCCL_NUM_FUNCTIONS, 5);
+    EQ(NCCL_NUM_ALGORITHMS, 7);
+    EQ(NCCL_ALGO_UNDEF, -1);
+    EQ(NCCL_ALGO_TREE, 0);
+    EQ(NCCL_ALGO_RING, 1);
+    EQ(NCCL_ALGO_COLLNET_DIRECT, 2);
+    EQ(NCCL_ALGO_COLLNET_CHAIN, 3);
+    EQ(NCCL_ALGO_NVLS, 4);
+    EQ(NCCL_ALGO_NVLS_TREE, 5);
+    EQ(NCCL_ALGO_PAT, 6);
+    EQ(NCCL_NUM_PROTOCOLS, 3);
+    EQ(NCCL_PROTO_UNDEF, -1);
+    EQ(NCCL_PROTO_LL, 0);
+    EQ(NCCL_PROTO_LL128, 1);
+    EQ(NCCL_PROTO_SIMPLE, 2);
+    assert_true(NCCL_ALGO_PROTO_IGNORE == -1.0);
+    EQ(NCCL_HW_NVLINK, 0);
+    EQ(NCCL_HW_PCI, 1);
+    EQ(NCCL_HW_NET, 2);
+    EQ(NCCL_NUM_HW_LINKS, 3);
+    EQ(NCCL_VOLTA_COMPCAP_IDX, 0);
+    EQ(NCCL_AMPERE_COMPCAP_IDX, 1);
+    EQ(NCCL_HOPPER_COMPCAP_IDX, 2);
+    EQ(NCCL_BLACKWELL_COMPCAP_IDX, 3);
+    EQ(NCCL_NUM_COMPCAPS, 4);
+    EQ(NCCL_TUNING_SCALE_1NODE, 0);
+    EQ(NCCL_TUNING_SCALE_2NODES, 1);
+    EQ(NCCL_TUNING_SCALE_4NODES, 2);
+    EQ(NCCL_NUM_TUNING_SCALES, 3);
+    END();
+}
+
+/* Offsets of single elements too: the model NCCL builds reads these cells. */
+#define CHECK_TUNER_INPUTS(D, K)                                                            \
+    do {                                                                                    \
+        EQ(sizeof(D), 12);                                                                  \
+        OFF(D, nNvlDomains, 0);                                                             \
+        OFF(D, minRanksPerNvlDomain, 4);                                                    \
+        OFF(D, maxRanksPerNvlDomain, 8);                                                    \
+        EQ(sizeof(K), 1152);                                                                \
+        EQ(_Alignof(K), 8);                                                                 \
+        OFF(K, baseLatencies, 0);                                                           \
+        MSIZE(K, baseLatencies, 168);                                                       \
+        OFF(K, hwLatencies, 168);                                                           \
+        MSIZE(K, hwLatencies, 504);                                                         \
+        OFF(K, llMaxBws, 672);                                                              \
+        OFF(K, perChMaxRingLL128Bws, 768);                                                  \
+        OFF(K, perChMaxTreeLL128Bws, 864);                                                  \
+        OFF(K, perChMaxTreeBws, 960);                                                       \
+        OFF(K, perChMaxNVLSTreeBws, 1056);                                                  \
+        MSIZE(K, perChMaxNVLSTreeBws, 96);                                                  \
+        OFF(K, baseLatencies[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE], 40);                       \
+        OFF(K, hwLatencies[NCCL_HW_NET][NCCL_ALGO_TREE][NCCL_PROTO_SIMPLE], 520);           \
+        OFF(K, hwLatencies[NCCL_HW_NET][NCCL_ALGO_RING][NCCL_PROTO_SIMPLE], 544);           \
+        OFF(K, hwLatencies[NCCL_HW_NET][NCCL_ALGO_COLLNET_DIRECT][NCCL_PROTO_SIMPLE], 568); \
+        OFF(K, hwLatencies[NCCL_HW_NET][NCCL_ALGO_COLLNET_CHAIN][NCCL_PROTO_SIMPLE], 592);  \
+        OFF(K, perChMaxTreeBws[NCCL_HOPPER_COMPCAP_IDX][NCCL_TUNING_SCALE_4NODES], 1024);   \
+    } while (0)
+
+static void test_tuner_inputs(void **state)
+{
+    BEGIN();
+    CHECK_TUNER_INPUTS(ncclNvlDomainInfo_v5_t, ncclTunerConstants_v5_t);
+    CHECK_TUNER_INPUTS(ncclNvlDomainInfo_v6_t, ncclTunerConstants_v6_t);
+    CHECK_TUNER_INPUTS(ncclNvlDomainInfo_t, ncclTunerConstants_t);
+    END();
+}
+
+/* v6 keeps v5's four slots where they were (one library serves both with the same functions)
+ * and adds getChunkSize at the end. */
+#define CHECK_TUNER_V5_SLOTS(T)  \
+    do {                         \
+        SLOT(T, name, 0);        \
+        SLOT(T, init, 1);        \
+        SLOT(T, getCollInfo, 2); \
+        SLOT(T, finalize, 3);    \
+    } while (0)
+
+static void test_tuner_tables(void **state)
+{
+    BEGIN();
+    EQ(sizeof(ncclTuner_v5_t), 4 * 8);
+    CHECK_TUNER_V5_SLOTS(ncclTuner_v5_t);
+    EQ(sizeof(ncclTuner_v6_t), 5 * 8);
+    CHECK_TUNER_V5_SLOTS(ncclTuner_v6_t);
+    SLOT(ncclTuner_v6_t, getChunkSize, 4);
+    EQ(sizeof(ncclTuner_t), 5 * 8);
+    EQ(__builtin_types_compatible_p(__typeof__(((ncclTuner_v5_t *)0)->init),
+                                    __typeof__(((ncclTuner_v6_t *)0)->init)),
+       1);
+    EQ(__builtin_types_compatible_p(__typeof__(((ncclTuner_v5_t *)0)->getCollInfo),
+                                    __typeof__(((ncclTuner_v6_t *)0)->getCollInfo)),
+       1);
+    END();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -486,6 +600,9 @@ int main(void)
             cmocka_unit_test(test_attr_init),
             cmocka_unit_test(test_net_tables),
             cmocka_unit_test(test_collnet_tables),
+            cmocka_unit_test(test_tuner_constants),
+            cmocka_unit_test(test_tuner_inputs),
+            cmocka_unit_test(test_tuner_tables),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
