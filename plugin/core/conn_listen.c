@@ -282,6 +282,9 @@ static void read_hellos(struct jaccl_listener *l)
         const char *why = NULL;
         if (r < 0)
             why = "closed before saying hello";
+        else if (r == 0 && ps->got >= sizeof(ps->hello.magic) &&
+                 ps->hello.magic != JACCL_HELLO_MAGIC)
+            why = "not a jaccl connection"; /* no need to wait for the rest of the hello */
         else if (r == 0 && jaccl_expired(ps->deadline))
             why = "said nothing before the deadline";
         else if (r == 1)

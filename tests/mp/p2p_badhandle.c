@@ -162,7 +162,10 @@ static void send_all(int fd, const void *b, size_t len)
 static int forge_connection(const struct sockaddr_storage *a, int *fds, int max)
 {
     struct jaccl_handle h;
-    memcpy(&h, mp_peer_handle(1, 0), sizeof(h));
+    const char *why = "";
+    if (!MP_CHECK(jaccl_handle_decode(mp_peer_handle(1, 0), JH_P2P, &h, &why) == 0,
+                  "the listener's own handle does not decode: %s", why))
+        return 0;
     int n = h.nlanes < max ? h.nlanes : max;
     uint64_t conn_id = 0x5eed;
     for (int i = 0; i < n; i++) {
