@@ -21,7 +21,9 @@
  * its floats. time = the slowest rank's mean per operation; algbw = size / time; busbw = algbw *
  * 2(n-1)/n (all-reduce) or (n-1)/n (the other two), like nccl-tests. #wrong counts result elements
  * that differ from the exact expected value (data are small integers, so every summation order
- * gives the same bits).
+ * gives the same bits). With NCCL_JACCL_DEBUG_COUNTERS=1 each row is followed by the plugin's
+ * debug counters (util/counters.h) per operation and rank, for each window: system calls,
+ * wake-ups, control messages, progress-thread rounds, test() calls, registry locks.
  *
  * ceiling: the plain socket ring exchange the collectives are judged against. Every rank sends
  * `size` bytes to rank+1 and receives `size` from rank-1 at the same time over blocking TCP
@@ -36,12 +38,14 @@
 #include <unistd.h>
 
 #include "coll_harness.h"
+#include "mp_cnt.h"
 #include "mp_host.h"
 #include "mp_perf.h"
 
 #define MAX_WINDOW 64
 #define MAX_WINS   4 /* windows measured side by side (-W list) */
 #define V_TIME     0 /* per-rank value: seconds per operation */
+#define V_CNT      1 /* V_CNT + CNT_*: a rank's debug counters per operation */
 #define F_WRONG    1 /* per-rank flags */
 #define F_PORT     2
 
@@ -52,6 +56,31 @@ struct opts {
     size_t min_bytes, max_bytes, factor;
     const char *algo;
 };
+
+/* Debug-counter groups shown per operation and rank (the plugin's names, util/counters.h). */
+enum {
+    CNT_TX,
+    CNT_RX_POLL,
+    CNT_RX_IO,
+    CNT_WAKE,
+    CNT_READY,
+    CNT_CTRL,
+    CNT_THREAD,
+    CNT_TEST,
+    CNT_REG,
+    CNT_N
+};
+static const char *const cnt_src[CNT_N][4] = {
+        [CNT_TX] = {"sendmsg"},         [CNT_RX_POLL] = {"recvmsg_poll"},
+        [CNT_RX_IO] = {"recvmsg_io"},   [CNT_WAKE] = {"epoll_wake", "eventfd_wake", "cq_signal"},
+        [CNT_READY] = {"poll_ready"},   [CNT_CTRL] = {"coll_ctrl"},
+        [CNT_THREAD] = {"coll_thread"}, [CNT_TEST] = {"test"},
+        [CNT_REG] = {"reg_lock"},
+};
+static const char *const cnt_label[CNT_N] = {
+        "sendmsg",       "recvmsg(poller)", "recvmsg(io thread)",
+        "wake-ups",      "epoll(poller)",   "control msgs",
+        "thread rounds", "test()",          "registry locks"};
 
 /* ---- shared reporting ---- */
 
@@ -89,6 +118,8 @@ struct bench {
     struct cn n;
     struct cn_buf s, r;
     const struct opts *o;
+    struct mp_cnt cnt;              /* the plugin's debug counters, when asked for */
+    double per_op[MAX_WINS][CNT_N]; /* rank 0: counters per operation and rank, each window */
 };
 
 /* Sizes of one step: count of the whole vector and floats per rank (multiples of nranks). */
@@ -180,19 +211,53 @@ static void print_row(const struct opts *o, size_t size, const double *t, long w
     fflush(stdout);
 }
 
-/* Warm-up and timed operations with `w` in flight: the slowest rank's seconds per operation
- * (read after the barrier by every rank), or -1. */
-static double timed(struct bench *b, size_t pr, size_t real, int w)
+static void counters_now(const struct bench *b, double *out)
 {
+    for (int g = 0; g < CNT_N; g++)
+        out[g] = mp_cnt_sum(&b->cnt, cnt_src[g]);
+}
+
+/* Rank 0: the ranks' counters per operation, averaged over the ranks (after the barrier). */
+static void gather_counters(struct bench *b, int win)
+{
+    for (int g = 0; g < CNT_N; g++) {
+        double sum = 0;
+        for (int r = 0; r < b->o->nranks; r++)
+            sum += mp_value_get(r, V_CNT + g);
+        b->per_op[win][g] = sum / b->o->nranks;
+    }
+}
+
+static void print_counters(const struct bench *b, size_t size)
+{
+    for (int i = 0; i < b->o->nwin; i++) {
+        printf("#   per op and rank, %zu B, W%d:", size, b->o->window[i]);
+        for (int g = 0; g < CNT_N; g++)
+            printf(" %s %.2f%s", cnt_label[g], b->per_op[i][g], g + 1 < CNT_N ? "," : "\n");
+    }
+}
+
+/* Warm-up and timed operations with `w` in flight (column group `win`): the slowest rank's
+ * seconds per operation (read after the barrier by every rank), or -1. */
+static double timed(struct bench *b, size_t pr, size_t real, int win)
+{
+    int w = b->o->window[win], iters = iters_for(b->o, real);
+    double c0[CNT_N], c1[CNT_N];
     if (run_ops(b, pr, b->o->warmup, w) < 0)
         return -1;
     mp_barrier();
-    double t = run_ops(b, pr, iters_for(b->o, real), w);
+    counters_now(b, c0);
+    double t = run_ops(b, pr, iters, w);
     if (t < 0)
         return -1;
+    counters_now(b, c1);
     put_time(t);
+    for (int g = 0; g < CNT_N; g++)
+        mp_value_set(V_CNT + g, (c1[g] - c0[g]) / iters);
     mp_barrier();
     double m = max_time(b->o->nranks);
+    if (mp_rank == 0)
+        gather_counters(b, win);
     mp_barrier(); /* nobody publishes the next time before everyone read this one */
     return m;
 }
@@ -205,7 +270,7 @@ static int bench_size(struct bench *b, size_t size)
     fill(b, pr);
     double t[MAX_WINS];
     for (int i = 0; i < o->nwin; i++)
-        if ((t[i] = timed(b, pr, real, o->window[i])) < 0)
+        if ((t[i] = timed(b, pr, real, i)) < 0)
             return -1;
     /* The timed operations all share one pair of buffers, which NCCL never does with operations
      * in flight together (each uses its own staging slot), so their output is not a result.
@@ -220,6 +285,8 @@ static int bench_size(struct bench *b, size_t size)
         wrong += mp_flag_get(r, F_WRONG);
     if (mp_rank == 0)
         print_row(o, real, t, wrong);
+    if (mp_rank == 0 && mp_cnt_on(&b->cnt))
+        print_counters(b, real);
     mp_barrier();
     return wrong ? -2 : 0;
 }
@@ -229,8 +296,10 @@ static int coll_rank(int rank, int nranks, void *arg)
     const struct opts *o = arg;
     struct bench b = {.o = o};
     cn_config(o->algo, o->wires);
-    if (cn_open_group(&b.n, o->version, rank, nranks) != 0 ||
-        cn_buf_new(&b.n, &b.s, o->max_bytes) || cn_buf_new(&b.n, &b.r, o->max_bytes))
+    mp_cnt_ask(&b.cnt, "jaccl-coll-perf");
+    int opened = cn_open_group(&b.n, o->version, rank, nranks) == 0;
+    mp_cnt_map(&b.cnt, opened);
+    if (!opened || cn_buf_new(&b.n, &b.s, o->max_bytes) || cn_buf_new(&b.n, &b.r, o->max_bytes))
         return 1;
     int rc = 0;
     for (size_t size = o->min_bytes; size <= o->max_bytes && rc == 0; size *= o->factor)
@@ -238,6 +307,7 @@ static int coll_rank(int rank, int nranks, void *arg)
     cn_buf_free(&b.n, &b.s);
     cn_buf_free(&b.n, &b.r);
     cn_close_group(&b.n);
+    mp_cnt_unmap(&b.cnt);
     return rc ? 1 : 0;
 }
 

@@ -14,6 +14,7 @@
 #include "core/coll.h"
 #include "core/state.h"
 #include "util/clock.h"
+#include "util/counters.h"
 #include "util/log.h"
 
 #define IDLE_SLICE_NS 1000000000ull /* wake up at least this often: close requests, timers */
@@ -134,8 +135,10 @@ static int thread_turn(struct coll_comm *c)
         say_goodbye(c);
         return -1;
     }
-    if (coll_progress_round(c))
+    if (coll_progress_round(c)) {
+        jaccl_count(JACCL_CNT_COLL_THREAD, 1); /* work its callers' threads did not do */
         return 1;
+    }
     if (c->cur)
         warn_if_stuck(c);
     return 0;

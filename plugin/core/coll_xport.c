@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/coll.h"
+#include "util/counters.h"
 #include "util/log.h"
 
 /* Lanes < W go out to the right neighbour and come in from the left one (ring direction 0,
@@ -504,6 +505,7 @@ static void send_ctrl(struct coll_comm *c, struct coll_link *l, int li, uint32_t
         return;
     }
     l->tx_posted++;
+    jaccl_count(JACCL_CNT_COLL_CTRL, 1);
     for (int i = 0; i < c->ndata; i++)
         l->s[i].advertised = l->s[i].posted;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/counters.h"
 #include "util/log.h"
 
 struct reg_entry {
@@ -21,6 +22,12 @@ struct reg_entry {
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct reg_entry *g_ent;
 static size_t g_n, g_cap;
+
+static void reg_lock(void)
+{
+    jaccl_count(JACCL_CNT_REG_LOCK, 1);
+    pthread_mutex_lock(&g_lock);
+}
 
 /* Index of the first entry with lo > p. Caller holds g_lock. */
 static size_t upper(uintptr_t p)
@@ -60,7 +67,7 @@ int jaccl_reg_add(void *base, size_t stride, unsigned count, uint32_t kind, void
 {
     uintptr_t lo = (uintptr_t)base;
     struct reg_entry e = {lo, count > 1 ? lo + stride * count : lo + 1, stride, kind, owner};
-    pthread_mutex_lock(&g_lock);
+    reg_lock();
     int rc = grow();
     if (rc == 0) {
         size_t i = upper(lo);
@@ -75,7 +82,7 @@ int jaccl_reg_add(void *base, size_t stride, unsigned count, uint32_t kind, void
 void jaccl_reg_del(const void *base)
 {
     uintptr_t lo = (uintptr_t)base;
-    pthread_mutex_lock(&g_lock);
+    reg_lock();
     size_t i = upper(lo);
     if (i > 0 && g_ent[i - 1].lo == lo) {
         memmove(&g_ent[i - 1], &g_ent[i], (g_n - i) * sizeof(*g_ent));
@@ -115,7 +122,7 @@ static const char *kind_name(uint32_t k)
 static void *lookup(const void *p, uint32_t kinds, const char *what, void **owner, int take)
 {
     uintptr_t a = (uintptr_t)p;
-    pthread_mutex_lock(&g_lock);
+    reg_lock();
     struct reg_entry *e = p ? containing(a) : NULL;
     int aligned = e && (e->hi == e->lo + 1 || (a - e->lo) % e->stride == 0);
     uint32_t found = e && aligned ? e->kind : 0;
@@ -155,7 +162,7 @@ void jaccl_reg_drain(const void *owner, uint32_t kind, void (*fn)(void *obj))
 {
     for (;;) {
         void *obj = NULL;
-        pthread_mutex_lock(&g_lock);
+        reg_lock();
         for (size_t i = 0; i < g_n && !obj; i++) {
             if (g_ent[i].kind == kind && g_ent[i].owner == owner) {
                 obj = (void *)g_ent[i].lo;
@@ -172,7 +179,7 @@ void jaccl_reg_drain(const void *owner, uint32_t kind, void (*fn)(void *obj))
 
 size_t jaccl_reg_count(void)
 {
-    pthread_mutex_lock(&g_lock);
+    reg_lock();
     size_t n = g_n;
     pthread_mutex_unlock(&g_lock);
     return n;
