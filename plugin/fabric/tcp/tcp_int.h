@@ -138,6 +138,11 @@ struct tcp_lane {
     struct tcp_rwr *rq; /* ring of max_recv_wr */
     uint32_t rq_cap, rq_head, rq_n;
     struct tcp_rx rx;
+    /* What the lane's last holder left, for pollers to skip idle lanes without taking their
+     * locks (a lane has 2W+1 of them and most are idle; a flag seen late costs one round):
+     * frames queued to send (sq_n != 0, under send_mu), and receive work that needs no byte
+     * from the socket (tcp_lane_pending in tcp_io.c, under rx_mu). */
+    atomic_int tx_left, rx_left;
 };
 
 struct tcp_ep {
@@ -217,6 +222,8 @@ void fab_tcp_ep_flush(struct tcp_ep *ep);
 /* tcp_tx.c */
 int fab_tcp_post_send(struct tcp_ep *ep, int lane, const void *buf, size_t len, struct tcp_mr *mr,
                       uint64_t wr_id);
+int fab_tcp_post_send_imm(struct tcp_ep *ep, int lane, const void *buf, size_t len,
+                          struct tcp_mr *mr, uint32_t imm, uint64_t wr_id);
 int fab_tcp_post_write_imm(struct tcp_ep *ep, int lane, const void *buf, size_t len,
                            struct tcp_mr *mr, struct fab_remote_buf dst, uint32_t imm,
                            uint64_t wr_id);

@@ -293,7 +293,10 @@ int fab_tcp_ep_drive(struct fab_cq_src *src)
     for (int i = 0; i < ep->nlanes && tcp_io_healthy(ep); i++) {
         struct tcp_lane *l = &ep->lane[i];
 
-        moved += tcp_drive_send(ep, l);
+        if (atomic_load_explicit(&l->tx_left, memory_order_relaxed))
+            moved += tcp_drive_send(ep, l);
+        if (!(ready & (1u << i)) && !atomic_load_explicit(&l->rx_left, memory_order_relaxed))
+            continue; /* nothing in its socket, nothing staged: idle */
         if (pthread_mutex_trylock(&l->rx_mu) != 0)
             continue; /* the I/O thread (or another poller) is reading it right now */
         /* A lane with nothing in its socket and nothing staged is skipped: no empty recvmsg. */
