@@ -241,14 +241,11 @@ static int rhd_done(struct algo_run *run, struct algo_xport *x)
 static int rhd_advance(struct algo_run *run, struct algo_xport *x, int *progress)
 {
     rhd_process(run, x, progress);
-    for (int t = 0; t < run->rhd.T; t++) {
-        int rc = step_post(run, x, t, progress);
-        if (rc == 0)
-            rc = step_send(run, x, t, progress);
-        if (rc != 0)
-            return rc;
-    }
-    return rhd_done(run, x);
+    /* Every receive it may post before any send, as the mesh does. */
+    int rc = rhd_post(run, x, progress);
+    for (int t = 0; t < run->rhd.T && rc == 0; t++)
+        rc = step_send(run, x, t, progress);
+    return rc != 0 ? rc : rhd_done(run, x);
 }
 
 /* Power-of-two groups only. Auto takes it for mid sizes in groups of 4 or more (2 log2 n steps

@@ -72,23 +72,27 @@ static int may_stand(struct coll_comm *c)
     return jaccl_sticky_status(&c->fail) == 0 && !atomic_load(&c->closing) && coll_sched_quiet(c);
 }
 
-/* Standing receives for what rank p sends on lane 0, as many as may be. */
-static void stand_peer(struct coll_comm *c, int p)
+/* Standing receives for what rank p sends on lane 0: up to `upto` standing at once. */
+static void stand_peer(struct coll_comm *c, int p, int upto)
 {
     int li = p == c->rank ? -1 : coll_x_link(c, p, 0, 1);
     struct coll_link *l = li >= 0 ? &c->links[li] : NULL;
     if (!l || !l->ep || l->final || l->broken || l->s[0].stage < 0)
         return;
-    while (stand_one(c, li, &l->s[0]))
+    while (l->s[0].nstand < upto && stand_one(c, li, &l->s[0]))
         ;
 }
 
+/* Where grants ride on data, a round posts them only while no operation runs and only where
+ * none stands: their grants then need a control message of their own, where a running
+ * operation's next lane-0 message to the peer tops the stream up for free (coll_x_ride). */
 void coll_x_stand(struct coll_comm *c)
 {
-    if (!may_stand(c))
+    int rides = c->ops->post_send_imm != NULL, upto = rides ? 1 : COLL_STAND;
+    if (!may_stand(c) || (rides && c->cur))
         return;
     for (int p = 0; p < c->nranks; p++)
-        stand_peer(c, p);
+        stand_peer(c, p, upto);
 }
 
 uint32_t coll_x_ride(struct coll_comm *c, int peer)
@@ -98,7 +102,7 @@ uint32_t coll_x_ride(struct coll_comm *c, int peer)
         return 0; /* peer sends nothing to us on lane 0, nor do we grant it anything there */
     struct coll_stream *s = &c->links[li].s[0];
     if (may_stand(c))
-        stand_peer(c, peer);
+        stand_peer(c, peer, COLL_STAND);
     s->advertised = s->posted; /* the peer learns it with this message: no control message */
     return s->posted & FAB_IMM_MAX;
 }

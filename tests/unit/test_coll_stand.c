@@ -309,9 +309,17 @@ static void grants_ride_on_data(void **state)
     coll_x_stand(f->c);
     coll_x_grants(f->c);
     assert_int_equal(g_ctrl_sent, 0);
+    /* One taken: the round tops nothing up (the next lane-0 message will carry it). */
+    assert_int_equal(ax_recv(xp(f), 1, 0, f->out, 64, NULL), 0);
+    land(f, 0, 64, 'a');
+    coll_x_stand(f->c);
+    assert_int_equal(g_nposts, COLL_STAND);
+    assert_int_equal(ax_send(xp(f), 1, 0, buf, sizeof(buf), NULL), 0);
+    assert_int_equal(g_nposts, COLL_STAND + 1);
+    assert_int_equal(g_last_imm, COLL_STAND + 1);
     f->c->ops = &fake_ops; /* without post_send_imm, the control message goes */
     assert_int_equal(ax_send(xp(f), 1, 0, buf, sizeof(buf), NULL), 0);
-    assert_int_equal(g_imm_sent, 1);
+    assert_int_equal(g_imm_sent, 2);
     f->link.s[0].advertised = 0;
     coll_x_grants(f->c);
     assert_int_equal(g_ctrl_sent, 1);
@@ -323,8 +331,8 @@ static void grants_ride_on_data(void **state)
 static void grants_from_data(void **state)
 {
     struct fixture *f = *state;
-    f->c->ops = &fake_imm_ops;
     coll_x_stand(f->c); /* something for the data to land in */
+    f->c->ops = &fake_imm_ops;
     land_imm(f, 0, 8, 'a', 3);
     assert_int_equal(f->link.s[0].granted, 3);
     land_imm(f, 1, 8, 'a', 2);

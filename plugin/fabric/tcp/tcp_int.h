@@ -143,6 +143,7 @@ struct tcp_lane {
      * frames queued to send (sq_n != 0, under send_mu), and receive work that needs no byte
      * from the socket (tcp_lane_pending in tcp_io.c, under rx_mu). */
     atomic_int tx_left, rx_left;
+    struct fab_cq_fd cqfd; /* the lane in its CQ's readiness check */
 };
 
 struct tcp_ep {
@@ -160,17 +161,16 @@ struct tcp_ep {
     int fail_lane;   /* the lane that broke, flushed first; -1 = none in particular */
     atomic_int stop; /* ep_close asks the I/O thread to leave */
     int epfd, wakefd;
-    /* The pollers' own view of the lanes: level-triggered EPOLLIN on every lane, so one
-     * epoll_wait (timeout 0) tells a poller which lanes have bytes, instead of one recvmsg per
-     * lane that mostly finds none (tcp_io.c, fab_tcp_ep_drive). -1 until connected. */
-    int pollfd;
     int thread_started;
     pthread_t thread;
     _Atomic uint64_t last_rx_ns; /* written by whichever thread read data */
     atomic_int neof;             /* lanes the peer closed */
     atomic_int cut_lane;         /* a lane the peer closed in mid-message; -1 = none */
-    struct fab_cq_src src;       /* inline progress from cq_poll; attached while connected */
-    int src_attached;
+    /* Inline progress from cq_poll; attached while connected, its lanes watched by the CQ's
+     * readiness check (one epoll_wait tells a poller which lanes of which endpoints have bytes,
+     * instead of a recvmsg per lane that mostly finds none: fab_tcp_ep_drive). */
+    struct fab_cq_src src;
+    int src_attached, nwatched;
     _Atomic uint64_t last_drive_ns; /* when a poller last drove it (tcp_io.c: hand-off) */
     _Atomic uint64_t big_rx_ns;     /* when a message above TCP_OWN_MAX_MSG last began */
     atomic_int io_polled; /* EPOLLIN is off, pollers read (written by the I/O thread only) */

@@ -240,24 +240,13 @@ static int tcp_drive_send(struct tcp_ep *ep, struct tcp_lane *l)
     return moved;
 }
 
-/* Lanes whose socket has bytes (or an error or EOF) right now, one bit each: one
- * level-triggered epoll_wait instead of a recvmsg per lane. With a single lane the recvmsg is
- * the check, and costs no more: every lane counts as ready. */
+/* Lanes whose socket has bytes (or an error or EOF) right now, one bit each, as the CQ's
+ * readiness check just found them (swcq.c): one epoll_wait for all the CQ's endpoints. */
 static uint32_t tcp_drive_ready(struct tcp_ep *ep)
 {
-    struct epoll_event ev[FAB_MAX_LANES];
-    uint32_t ready = 0;
-    int n;
+    uint32_t all = ep->nlanes >= 32 ? UINT32_MAX : (1u << ep->nlanes) - 1;
 
-    if (ep->nlanes == 1)
-        return 1;
-    n = epoll_wait(ep->pollfd, ev, ep->nlanes, 0);
-    jaccl_count(JACCL_CNT_POLL_READY, 1);
-    if (n < 0)
-        return (1u << ep->nlanes) - 1; /* EINTR, say: read them all, as without the check */
-    for (int i = 0; i < n; i++)
-        ready |= 1u << ev[i].data.u32;
-    return ready;
+    return ep->src.ready & all; /* FAB_CQ_READY_ALL: it could not tell, read them all */
 }
 
 /* Work on the lane that needs no byte from the socket (under rx_mu): bytes already staged in
@@ -363,13 +352,6 @@ static int tcp_io_watch(struct tcp_ep *ep, int fd, uint32_t tag, uint32_t events
     return epoll_ctl(ep->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
-static int tcp_poll_watch(struct tcp_ep *ep, int lane)
-{
-    struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)lane};
-
-    return epoll_ctl(ep->pollfd, EPOLL_CTL_ADD, ep->lane[lane].fd, &ev) ? -errno : 0;
-}
-
 /* The lanes' fds are set; creates the epoll set and the thread (with every signal blocked, so
  * the application's handlers keep running on its own threads). */
 int fab_tcp_io_start(struct tcp_ep *ep)
@@ -379,14 +361,11 @@ int fab_tcp_io_start(struct tcp_ep *ep)
 
     ep->epfd = epoll_create1(EPOLL_CLOEXEC);
     ep->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    ep->pollfd = epoll_create1(EPOLL_CLOEXEC);
-    if (ep->epfd < 0 || ep->wakefd < 0 || ep->pollfd < 0)
+    if (ep->epfd < 0 || ep->wakefd < 0)
         return -errno;
     rc = tcp_io_watch(ep, ep->wakefd, TCP_WAKE_TAG, EPOLLIN);
     for (int i = 0; i < ep->nlanes && rc == 0; i++)
         rc = tcp_io_watch(ep, ep->lane[i].fd, (uint32_t)i, TCP_EV_EDGE);
-    for (int i = 0; i < ep->nlanes && rc == 0; i++)
-        rc = tcp_poll_watch(ep, i);
     if (rc)
         return rc;
     atomic_store(&ep->last_rx_ns, jaccl_now_ns());
