@@ -36,8 +36,11 @@ struct tcp_mr;
 #include "fabric/tcp/tcp_wire.h"
 #include "util/container.h"
 
-#define TCP_MAX_MSG   (1u << 30) /* 1 GiB: fits the wire's 32-bit length with room to spare */
-#define TCP_STAGE     4096       /* receive staging: headers and the head of each payload */
+#define TCP_MAX_MSG (1u << 30) /* 1 GiB: fits the wire's 32-bit length with room to spare */
+/* Receive staging: headers and the head of each payload. A message up to 16 KiB comes in with
+ * its header in one read (one system call, then a copy from here) instead of two
+ * (docs/performance.md, "Where the code's constants come from"). */
+#define TCP_STAGE     (16384 + 64)
 #define TCP_RX_BUDGET (8u << 20) /* bytes one lane may read before the others get a turn */
 /* The same for a poller: its caller (a test() loop, a collective's progress thread) has other
  * work, and the I/O thread, woken by the same data, carries on with a large message. */
