@@ -11,19 +11,22 @@
  * the rendezvous of mp_host.h, also under mpirun); each loads the plugin by name (LD_LIBRARY_PATH),
  * builds a CollNet group like NCCL's proxy, and runs float32 sum collectives out of place, `window`
  * requests in flight (NCCL keeps up to 64 per collComm). The default is the regime NCCL's CollNet
- * proxy creates: it cuts every collective into 512 KiB steps with up to 8 in flight, so sizes
- * 128 KiB .. 1 MiB, each with 1 and with 8 in flight (-W takes a list: one column group per
- * window, the first one in nccl-tests' place). -L is the long sweep, 4 KiB .. 256 MiB by 4,
- * for what a single large call costs. Between tests of a request each rank calls sched_yield(),
- * as NCCL's proxy progress thread does; -p US sleeps US microseconds instead (what the test
- * suites do, so that 8 ranks on 2 cores do not spin). size = bytes of the whole vector
- * (all-reduce), of the nranks * bytesPerRank input (reduce-scatter) or output (all-gather); count =
- * its floats. time = the slowest rank's mean per operation; algbw = size / time; busbw = algbw *
- * 2(n-1)/n (all-reduce) or (n-1)/n (the other two), like nccl-tests. #wrong counts result elements
- * that differ from the exact expected value (data are small integers, so every summation order
- * gives the same bits). With NCCL_JACCL_DEBUG_COUNTERS=1 each row is followed by the plugin's
- * debug counters (util/counters.h) per operation and rank, for each window: system calls,
- * wake-ups, control messages, progress-thread rounds, test() calls, registry locks.
+ * proxy creates: it cuts every collective into steps of 32 KiB (its smallest per channel) to
+ * 512 KiB with up to 8 in flight, so sizes 32 KiB .. 1 MiB, each with 1 and with 8 in flight (-W
+ * takes a list: one column group per window, the first one in nccl-tests' place). -L is the long
+ * sweep, 4 KiB .. 256 MiB by 4, for what a single large call costs. Between tests of a request each
+ * rank calls sched_yield(), as NCCL's proxy progress thread does; -p US sleeps US microseconds
+ * instead (what the test suites do, so that 8 ranks on 2 cores do not spin). size = bytes of the
+ * whole vector (all-reduce), of the nranks * bytesPerRank input (reduce-scatter) or output
+ * (all-gather); count = its floats. time = the slowest rank's mean per operation; algbw = size /
+ * time; busbw = algbw * 2(n-1)/n (all-reduce) or (n-1)/n (the other two), like nccl-tests. #wrong
+ * counts result elements that differ from the exact expected value (data are small integers, so
+ * every summation order gives the same bits). The last columns, one per window, are the CPU time of
+ * all ranks per operation (cpu_us: each rank's getrusage over its timed operations, every thread of
+ * it, summed; tools/mpi/mpi-coll.c prints the same for Open MPI). With NCCL_JACCL_DEBUG_COUNTERS=1
+ * each row is followed by the plugin's debug counters (util/counters.h) per operation and rank, for
+ * each window: system calls, wake-ups, control messages, progress-thread rounds, test() calls,
+ * registry locks.
  *
  * ceiling: the plain socket ring exchange the collectives are judged against. Every rank sends
  * `size` bytes to rank+1 and receives `size` from rank-1 at the same time over blocking TCP
@@ -34,6 +37,7 @@
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -43,10 +47,11 @@
 #include "mp_perf.h"
 
 #define MAX_WINDOW 64
-#define MAX_WINS   4 /* windows measured side by side (-W list) */
-#define V_TIME     0 /* per-rank value: seconds per operation */
-#define V_CNT      1 /* V_CNT + CNT_*: a rank's debug counters per operation */
-#define F_WRONG    1 /* per-rank flags */
+#define MAX_WINS   4               /* windows measured side by side (-W list) */
+#define V_TIME     0               /* per-rank value: seconds per operation */
+#define V_CNT      1               /* V_CNT + CNT_*: a rank's debug counters per operation */
+#define V_CPU      (V_CNT + CNT_N) /* a rank's CPU seconds per operation, all its threads */
+#define F_WRONG    1               /* per-rank flags */
 #define F_PORT     2
 
 struct opts {
@@ -120,6 +125,7 @@ struct bench {
     const struct opts *o;
     struct mp_cnt cnt;              /* the plugin's debug counters, when asked for */
     double per_op[MAX_WINS][CNT_N]; /* rank 0: counters per operation and rank, each window */
+    double cpu[MAX_WINS];           /* rank 0: every rank's CPU seconds per operation, summed */
 };
 
 /* Sizes of one step: count of the whole vector and floats per rank (multiples of nranks). */
@@ -199,7 +205,11 @@ static void print_times(const struct opts *o, size_t size, double t)
 }
 
 /* nccl-tests' columns for the first window, then one group per further window. */
-static void print_row(const struct opts *o, size_t size, const double *t, long wrong)
+/* nccl-tests' columns for the first window, then one group per further window, then the CPU
+ * time of all ranks per operation for each window (last, so that the columns before keep
+ * their places). */
+static void print_row(const struct opts *o, size_t size, const double *t, long wrong,
+                      const double *cpu)
 {
     static const char *const op[] = {"sum", "sum", "none"};
     printf("%12zu %12zu %8s %6s", size, size / 4, "float", op[o->kind]);
@@ -207,8 +217,19 @@ static void print_row(const struct opts *o, size_t size, const double *t, long w
     printf(" %6ld", wrong);
     for (int i = 1; i < o->nwin; i++)
         print_times(o, size, t[i]);
+    for (int i = 0; i < o->nwin; i++)
+        printf(" %10.1f", cpu[i] * 1e6);
     printf("\n");
     fflush(stdout);
+}
+
+/* This process's CPU seconds so far: its thread and the plugin's (I/O, progress). */
+static double cpu_seconds(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+           ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
 }
 
 static void counters_now(const struct bench *b, double *out)
@@ -247,17 +268,22 @@ static double timed(struct bench *b, size_t pr, size_t real, int win)
         return -1;
     mp_barrier();
     counters_now(b, c0);
-    double t = run_ops(b, pr, iters, w);
+    double cpu0 = cpu_seconds(), t = run_ops(b, pr, iters, w);
     if (t < 0)
         return -1;
+    mp_value_set(V_CPU, (cpu_seconds() - cpu0) / iters);
     counters_now(b, c1);
     put_time(t);
     for (int g = 0; g < CNT_N; g++)
         mp_value_set(V_CNT + g, (c1[g] - c0[g]) / iters);
     mp_barrier();
     double m = max_time(b->o->nranks);
-    if (mp_rank == 0)
+    if (mp_rank == 0) {
         gather_counters(b, win);
+        b->cpu[win] = 0;
+        for (int r = 0; r < b->o->nranks; r++)
+            b->cpu[win] += mp_value_get(r, V_CPU);
+    }
     mp_barrier(); /* nobody publishes the next time before everyone read this one */
     return m;
 }
@@ -284,7 +310,7 @@ static int bench_size(struct bench *b, size_t size)
     for (int r = 0; r < o->nranks; r++)
         wrong += mp_flag_get(r, F_WRONG);
     if (mp_rank == 0)
-        print_row(o, real, t, wrong);
+        print_row(o, real, t, wrong, b->cpu);
     if (mp_rank == 0 && mp_cnt_on(&b->cnt))
         print_counters(b, real);
     mp_barrier();
@@ -418,7 +444,7 @@ static void usage(void)
     fprintf(stderr, "usage: jaccl-coll-perf allreduce|reducescatter|allgather|ceiling [-N ranks] "
                     "[-b min] [-e max] [-f factor] [-L] [-n iters] [-w warmup] [-W w1,w2,..] "
                     "[-a auto|ring|mesh|rhd] [-r wires] [-V 11|8] [-p sleep_us]\n"
-                    "  default: 128K .. 1M by 2 (NCCL's CollNet steps), windows 1 and 8; "
+                    "  default: 32K .. 1M by 2 (NCCL's CollNet steps), windows 1 and 8; "
                     "-L: 4K .. 256M by 4; -p: sleep between tests (default 0: sched_yield)\n");
     mp_host_usage();
 }
@@ -444,7 +470,7 @@ static int parse_windows(const char *arg, struct opts *o)
 static void default_sweep(struct opts *o, int longs)
 {
     if (!o->min_bytes)
-        o->min_bytes = longs ? 4096 : 128u << 10;
+        o->min_bytes = longs ? 4096 : 32u << 10;
     if (!o->max_bytes)
         o->max_bytes = longs ? 256u << 20 : 1u << 20;
     if (!o->factor)
@@ -547,6 +573,11 @@ int main(int argc, char **argv)
             snprintf(tw, sizeof(tw), "us@W%d", o.window[i]);
             snprintf(bw, sizeof(bw), "busbw@W%d", o.window[i]);
             printf(" %10s %7s %7s", tw, "algbw", bw);
+        }
+        for (int i = 0; i < o.nwin; i++) {
+            char cw[16];
+            snprintf(cw, sizeof(cw), "cpu_us@W%d", o.window[i]);
+            printf(" %10s", cw);
         }
         printf("\n");
     }
