@@ -10,6 +10,8 @@
 #                   make uninstall removes exactly that
 #   make deb        $(BUILD)/deb/libnccl-net-jaccl_<version>_<arch>.deb (dpkg-deb, no network)
 #   make test-net   one rank in each of two network namespaces (netem, link down, flap)
+#   make test-topo  switchless direct-cable clusters in network namespaces (2 nodes x 2 cables,
+#                   triangle, ring of 4, one switch): p2p, CollNet, cable down, relay faults
 #   make demo       a few local ranks exchanging data through the plugin's ABI
 #   make perf       benchmarks (jaccl beside the raw socket / MPI anchors)
 #   make test-rdma  the verbs suites on soft-RoCE in a qemu VM (RDMA_BENCH=1: + benchmark)
@@ -74,7 +76,7 @@ FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 
 .PHONY: all lib tools tests deps test check test-fast test-asan test-tsan tests-tsan fuzz fuzz-bins \
-        fuzz-seeds demo perf format format-check clean docs test-net test-noisy
+        fuzz-seeds demo perf format format-check clean docs test-net test-topo test-noisy
 all: lib tools
 lib: $(LIB) $(BUILD)/libnccl-net.so
 tools: $(TOOL_BIN)
@@ -159,6 +161,7 @@ deps:
 test: deps
 	$(MAKE) test-fast
 	$(MAKE) test-net
+	$(MAKE) test-topo
 	$(MAKE) test-asan
 	$(MAKE) test-deb
 	$(MAKE) fuzz
@@ -191,6 +194,16 @@ $(BUILD)/tests/noise_load: tests/noise_load.c | $(BUILD)/.deps-lib
 # skips it where namespaces or netem are missing).
 test-net: all tests
 	BUILD=$(BUILD) tests/net/netns.sh
+
+# Switchless clusters (docs/topologies.md): one namespace per node, one veth pair per cable,
+# each cable its own subnet, a rate-limited management bridge for the rendezvous only; p2p
+# between every pair, the three collectives with every algorithm the topology allows, a cable
+# taken down, a relay killed (root; JACCL_NET_SKIP=1 skips it where namespaces or tbf are
+# missing). TOPO="2x2 triangle" (topologies and/or tests) runs a part; tests/net/topo.sh bench
+# is the benchmark (not run here).
+TOPO ?=
+test-topo: all tests
+	BUILD=$(BUILD) tests/net/topo.sh $(TOPO)
 
 # Only what run_all.sh runs: the library and the tests (jaccl-info the only tool).
 test-asan:

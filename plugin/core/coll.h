@@ -238,6 +238,9 @@ enum coll_link_role { COLL_LINK_BOTH, COLL_LINK_RIGHT, COLL_LINK_LEFT };
 int coll_link_bind(struct coll_comm *c, struct fab_ep *ep, int peer, enum coll_link_role role,
                    const char *desc);
 int coll_stage_alloc(struct coll_comm *c);
+/* The algorithms this comm may run that exchange data with rank p (a bit per algo_id): the
+ * connections it needs. */
+unsigned coll_algos_to(const struct coll_comm *c, int p);
 int coll_thread_start(struct coll_comm *c);
 
 /* coll_xport.c */

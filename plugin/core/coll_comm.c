@@ -164,14 +164,14 @@ int coll_link_bind(struct coll_comm *c, struct fab_ep *ep, int peer, enum coll_l
     return -EFAULT; /* an endpoint the connection set-up never handed us: our bug */
 }
 
-/* Whether an algorithm other than the ring may exchange data with rank p (on lane 0). */
-static int talks_off_ring(const struct coll_comm *c, int p)
+unsigned coll_algos_to(const struct coll_comm *c, int p)
 {
+    unsigned talk = 0;
     for (int a = 0; a < ALGO_NUM_IDS; a++)
-        if (a != ALGO_RING && (c->choice.usable & ALGO_BIT(a)) &&
+        if ((c->choice.usable & ALGO_BIT(a)) &&
             algo_ops_of((enum algo_id)a)->talks(&c->ring, c->nranks, c->rank, p))
-            return 1;
-    return 0;
+            talk |= ALGO_BIT(a);
+    return talk;
 }
 
 /* Marks the incoming stream (peer, lane) as one that reduces what it receives. */
@@ -192,8 +192,8 @@ int coll_stage_alloc(struct coll_comm *c)
         for (int d = 0; d < 2; d++)
             mark_stage(c, algo_ring_neighbour(&c->ring, c->rank, c->nranks, d, 1),
                        algo_ring_lane(c->wires, d, w), &n);
-    for (int p = 0; p < c->nranks; p++)
-        if (talks_off_ring(c, p))
+    for (int p = 0; p < c->nranks; p++) /* the others run on lane 0 */
+        if (coll_algos_to(c, p) & ~ALGO_BIT(ALGO_RING))
             mark_stage(c, p, 0, &n);
     c->nstage = n;
     size_t len = ((size_t)n * ALGO_SLOTS + 2) * ALGO_FRAME_MAX; /* + the mesh's own, per run */

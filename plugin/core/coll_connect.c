@@ -113,51 +113,47 @@ static void choose(struct coll_connect_state *x)
         warn_uncarried(x, (enum algo_id)ch->force);
 }
 
-/* Whether this comm talks to rank p: an algorithm it may run exchanges data with it. */
-static int talks_to(const struct coll_comm *c, int p)
+/* Opens our connection to rank p: over the cables that reach it (a verbs comm: from its own
+ * device), else through a relay (tcp). */
+static int start_one(struct coll_connect_state *x, int p, uint32_t tag)
 {
-    for (int a = 0; a < ALGO_NUM_IDS; a++)
-        if ((c->choice.usable & ALGO_BIT(a)) &&
-            algo_ops_of((enum algo_id)a)->talks(&c->ring, c->nranks, c->rank, p))
-            return 1;
-    return 0;
+    struct coll_comm *c = x->c;
+    int socks = c->ops->lanes_are_socks;
+    struct jaccl_route r;
+    int direct = jaccl_route_direct(&x->hs[p], c->dev, socks ? JACCL_ROUTE_ANY : JACCL_ROUTE_PREF,
+                                    &r) == 0;
+    struct jaccl_conn_setup s = x->setup;
+    s.peer = x->desc[p]; /* the address it reached, and its relay */
+    s.peer_len = sizeof(x->desc[p]);
+    s.route = x->route[p];
+    s.route_len = sizeof(x->route[p]);
+    int rc = direct || socks
+                     ? jaccl_connector_start(&x->hs[p], direct ? &r : NULL, tag, &s, &x->conn[p])
+                     : -ENETUNREACH;
+    if (rc == -ENETUNREACH && !socks)
+        JWARN("CollNet connect: no cable of device %d (%s) reaches rank %d (%s): on verbs a "
+              "CollNet comm keeps to one RDMA device and cannot relay; with a cable per "
+              "neighbour on separate devices, use NCCL_JACCL_FABRIC=tcp (docs/topologies.md)",
+              c->dev, jaccl_dev_name(c->dev), p, x->desc[p]);
+    else if (rc != 0)
+        JWARN("CollNet connect: cannot start connecting to rank %d (%s)", p, x->desc[p]);
+    return rc;
 }
 
 /* Each pair shares one connection, opened by the lower rank; with two ranks each opens one,
  * as its link to its right neighbour, so that each rank gets two I/O paths (section 1 of
- * docs/collectives.md). */
+ * docs/collectives.md). Only the peers an algorithm it may run talks to. */
 static int start_connectors(struct coll_connect_state *x)
 {
     struct coll_comm *c = x->c;
     int pair = c->nranks == 2;
     for (int p = 0; p < c->nranks; p++) {
-        if (p == c->rank || !talks_to(c, p))
+        if (p == c->rank || !coll_algos_to(c, p))
             continue;
         x->need[p] = pair ? NEED_CONN | NEED_ACC : p > c->rank ? NEED_CONN : NEED_ACC;
         x->missing += pair ? 2 : 1;
-        if (!(x->need[p] & NEED_CONN))
-            continue;
         uint32_t tag = (uint32_t)COLL_TAG_MAGIC << 16 | (pair ? TAG_PAIR : 0) | (uint32_t)c->rank;
-        struct jaccl_route r;
-        int direct = jaccl_route_direct(
-                             &x->hs[p], c->dev,
-                             c->ops->lanes_are_socks ? JACCL_ROUTE_ANY : JACCL_ROUTE_PREF, &r) == 0;
-        struct jaccl_conn_setup s = x->setup;
-        s.peer = x->desc[p]; /* the address it reached, and its relay */
-        s.peer_len = sizeof(x->desc[p]);
-        s.route = x->route[p];
-        s.route_len = sizeof(x->route[p]);
-        int rc =
-                direct || c->ops->lanes_are_socks
-                        ? jaccl_connector_start(&x->hs[p], direct ? &r : NULL, tag, &s, &x->conn[p])
-                        : -ENETUNREACH;
-        if (rc == -ENETUNREACH && !c->ops->lanes_are_socks)
-            JWARN("CollNet connect: no cable of device %d (%s) reaches rank %d (%s): on verbs a "
-                  "CollNet comm keeps to one RDMA device and cannot relay; with a cable per "
-                  "neighbour on separate devices, use NCCL_JACCL_FABRIC=tcp (docs/topologies.md)",
-                  c->dev, jaccl_dev_name(c->dev), p, x->desc[p]);
-        else if (rc != 0)
-            JWARN("CollNet connect: cannot start connecting to rank %d (%s)", p, x->desc[p]);
+        int rc = x->need[p] & NEED_CONN ? start_one(x, p, tag) : 0;
         if (rc != 0)
             return rc;
     }

@@ -73,7 +73,7 @@ static int connector_make_ep(struct jaccl_connector *c)
     return 0;
 }
 
-/* The peer as log lines name it: its first link, and the relays a relayed route goes through. */
+/* The peer as log lines name it: its address, and every relay a relayed route goes through. */
 static void describe_peer(struct jaccl_connector *c)
 {
     const struct jaccl_route *r = &c->route;
@@ -82,8 +82,10 @@ static void describe_peer(struct jaccl_connector *c)
         jaccl_sockaddr_str(to, c->peer, sizeof(c->peer));
         return;
     }
-    char via[48];
-    jaccl_host_str(to, via, sizeof(via));
+    char via[80] = "";
+    for (int i = 0, off = 0; i < r->ncables && off < (int)sizeof(via); i++)
+        off += snprintf(via + off, sizeof(via) - (size_t)off, "%s%s", i ? " and " : "",
+                        jaccl_host_str(&r->cable[i].remote, (char[48]){0}, 48));
     snprintf(c->peer, sizeof(c->peer), "%s (relayed via %s)",
              jaccl_sockaddr_str(&r->cable[0].target, (char[64]){0}, 64), via);
 }

@@ -262,10 +262,11 @@ static void file_sock(struct pend_conn *pc, struct pend_sock *ps)
 {
     pc->fds[ps->hello.idx] = ps->fd;
     pc->have++;
+    if (ps->hello.idx == 0 || !pc->peer[0]) /* socket 0's, once it is in */
+        peer_of(ps, pc->peer, sizeof(pc->peer));
     if (ps->hello.idx == 0) {
         pc->peer_blob_len = ps->hello.blob_len;
         pc->dev = ps->dev;
-        peer_of(ps, pc->peer, sizeof(pc->peer));
     }
     ps->fd = -1;
 }
@@ -348,8 +349,8 @@ static int pick_group(struct jaccl_listener *l)
         struct pend_conn *pc = &l->conns[i];
         if (!pc->used || pc->have == pc->count || !jaccl_expired(pc->deadline))
             continue;
-        JWARN("connection from %s: only %d of %d sockets arrived before the deadline",
-              pc->have ? pc->peer : "a peer", pc->have, pc->count);
+        JWARN("connection from %s: only %d of %d sockets arrived before the deadline", pc->peer,
+              pc->have, pc->count);
         conn_drop(pc);
     }
     if (l->active >= 0 && l->conns[l->active].used)

@@ -640,14 +640,80 @@ static void test_liveness_silent_peer(void **state)
     F->domain_close(dom);
 }
 
-/* Whether both endpoints of the pair read something at the test clock's current time. */
+static int ep_failed(const void *arg)
+{
+    return F->ep_error((struct fab_ep *)arg, NULL) != 0;
+}
+
+/* Whether lane 0 of ep read something at the test clock's current time. */
+static int lane0_heard_now(const void *arg)
+{
+    struct tcp_ep *ep = tcp_ep_of((struct fab_ep *)arg);
+    return atomic_load(&ep->lane[0].last_rx_ns) == jaccl_now_ns();
+}
+
+/* Liveness is per lane: a connection whose lanes run over two cables (or two relays) fails when
+ * one of them goes silent, even while the other keeps bringing heartbeats, and says which. */
+static void test_liveness_per_lane(void **state)
+{
+    struct fab_ep_attr a = attr_of(2, 4, 300 * MS);
+    struct fab_domain *dom;
+    struct fab_cq *cq;
+    struct fab_ep *ep;
+    struct fab_wc wc;
+    const char *why;
+    int s[2], raw[2];
+
+    fake_clock_start();
+    fc_tcp_pair(&raw[0], &s[0]);
+    fc_tcp_pair(&raw[1], &s[1]);
+    assert_int_equal(F->domain_open(0, &dom), 0);
+    assert_int_equal(F->cq_create(dom, 4, &cq), 0);
+    assert_int_equal(F->ep_create(dom, cq, &a, &ep), 0);
+    assert_int_equal(F->ep_connect(ep, NULL, 0, s, 2), 0);
+    struct tcp_hdr hb = tcp_hdr_make(TCP_OP_HEARTBEAT, 0, 0, 0, 0);
+    for (int i = 0; i < 2; i++) { /* lane 0 alive, lane 1 silent for 200 ms */
+        fake_clock_advance(100 * MS);
+        assert_int_equal(send(raw[0], &hb, sizeof(hb), 0), (ssize_t)sizeof(hb));
+        assert_true(wait_for(lane0_heard_now, ep));
+        assert_int_equal(fc_ep_status(F, ep, NULL), FAB_WC_OK);
+    }
+    fake_clock_advance(100 * MS); /* lane 1: 300 ms of silence */
+    assert_int_equal(send(raw[0], &hb, sizeof(hb), 0), (ssize_t)sizeof(hb));
+    assert_true(wait_for(lane0_heard_now, ep));
+    assert_true(wait_for(ep_failed, ep)); /* the I/O thread checks on its own time */
+    assert_int_equal(F->cq_poll(cq, &wc, 1), 0);
+    assert_int_equal(fc_ep_status(F, ep, &why), FAB_WC_PEER_LOST);
+    assert_non_null(strstr(why, "liveness"));
+    assert_non_null(strstr(why, "(lane 1"));
+    F->ep_close(ep);
+    close(raw[0]);
+    close(raw[1]);
+    F->cq_destroy(cq);
+    F->domain_close(dom);
+}
+
+/* Whether both endpoints of the pair read something on some lane at the test clock's current
+ * time, and on every lane within the last step (a heartbeat that found its lane busy is sent
+ * again a millisecond later, on the test clock, so at the next step). */
 static int both_heard_now(const void *arg)
 {
     const struct pair *p = arg;
     uint64_t now = jaccl_now_ns();
 
-    return atomic_load(&tcp_ep_of(p->ep[0])->last_rx_ns) == now &&
-           atomic_load(&tcp_ep_of(p->ep[1])->last_rx_ns) == now;
+    for (int e = 0; e < 2; e++) {
+        struct tcp_ep *ep = tcp_ep_of(p->ep[e]);
+        int now_heard = 0;
+        for (int i = 0; i < ep->nlanes; i++) {
+            uint64_t t = atomic_load(&ep->lane[i].last_rx_ns);
+            if (t + 100 * MS < now)
+                return 0;
+            now_heard |= t == now;
+        }
+        if (!now_heard)
+            return 0;
+    }
+    return 1;
 }
 
 /* Three liveness timeouts of idle time, in steps shorter than one (longer than the heartbeat
@@ -954,6 +1020,7 @@ int main(void)
             cmocka_unit_test(test_write_imm_beyond_contract),
             cmocka_unit_test(test_keys_random),
             cmocka_unit_test(test_scope_pruned_on_close),
+            cmocka_unit_test_teardown(test_liveness_per_lane, clock_restore),
             cmocka_unit_test(test_lane_eof_keeps_other_lanes),
             cmocka_unit_test(test_corrupt_frame_is_peer_proto),
             cmocka_unit_test(test_dereg_while_landing),

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
 
 #include "fabric/tcp/tcp_int.h"
 #include "util/log.h"
@@ -11,13 +13,28 @@
 /* `orderly`: the peer closed the connection (end of stream), which is how every normal
  * teardown looks from this side; the log line then does not call it a failure. Whether it was
  * one is for the layer above, which WARNs if a request of its own dies with it. */
+/* The lane, and the host its socket leads to when the peer's description does not name it: a
+ * connection's lanes may go through different relays (core/relay.h), and the WARN must name the
+ * one on the path that broke. */
+static void lane_str(const struct tcp_ep *ep, int lane, char *buf, size_t len)
+{
+    union jaccl_sockaddr a;
+    socklen_t alen = sizeof(a);
+    char host[64] = "";
+    if (ep->lane[lane].fd >= 0 && getpeername(ep->lane[lane].fd, &a.sa, &alen) == 0)
+        jaccl_host_str(&a, host, sizeof(host));
+    if (host[0] && !strstr(ep->base.peer, host))
+        snprintf(buf, len, " (lane %d, through %s)", lane, host);
+    else
+        snprintf(buf, len, " (lane %d)", lane);
+}
+
 static void tcp_ep_down(struct tcp_ep *ep, int err, int lane, int orderly, const char *what)
 {
-    char full[192];
+    char full[224], where[96] = "";
     if (lane >= 0)
-        snprintf(full, sizeof(full), "%s (lane %d)", what, lane);
-    else
-        snprintf(full, sizeof(full), "%s", what);
+        lane_str(ep, lane, where, sizeof(where));
+    snprintf(full, sizeof(full), "%s%s", what, where);
     pthread_mutex_lock(&ep->mu);
     if (fab_ep_base_err(&ep->base) != 0) {
         pthread_mutex_unlock(&ep->mu);

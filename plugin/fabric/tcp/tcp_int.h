@@ -147,6 +147,11 @@ struct tcp_lane {
      * from the socket (tcp_lane_pending in tcp_io.c, under rx_mu). */
     atomic_int tx_left, rx_left;
     struct fab_cq_fd cqfd; /* the lane in its CQ's readiness check */
+    /* When this lane last brought anything (data or a heartbeat), written by whichever thread
+     * read it. Liveness is per lane: the lanes of a connection may run over different cables or
+     * relays (core/route.h), and one of them going silent must fail the endpoint even while
+     * the others carry on. */
+    _Atomic uint64_t last_rx_ns;
 };
 
 struct tcp_ep {
@@ -166,9 +171,8 @@ struct tcp_ep {
     int epfd, wakefd;
     int thread_started;
     pthread_t thread;
-    _Atomic uint64_t last_rx_ns; /* written by whichever thread read data */
-    atomic_int neof;             /* lanes the peer closed */
-    atomic_int cut_lane;         /* a lane the peer closed in mid-message; -1 = none */
+    atomic_int neof;     /* lanes the peer closed */
+    atomic_int cut_lane; /* a lane the peer closed in mid-message; -1 = none */
     /* Inline progress from cq_poll; attached while connected, its lanes watched by the CQ's
      * readiness check (one epoll_wait tells a poller which lanes of which endpoints have bytes,
      * instead of a recvmsg per lane that mostly finds none: fab_tcp_ep_drive). */

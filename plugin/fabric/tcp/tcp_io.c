@@ -92,6 +92,21 @@ static void tcp_io_dispatch(struct tcp_ep *ep, const struct epoll_event *ev, int
     }
 }
 
+/* The lane heard from longest ago, and when. */
+static int tcp_io_quietest(struct tcp_ep *ep, uint64_t *last)
+{
+    int q = 0;
+    *last = UINT64_MAX;
+    for (int i = 0; i < ep->nlanes; i++) {
+        uint64_t t = atomic_load_explicit(&ep->lane[i].last_rx_ns, memory_order_relaxed);
+        if (t < *last) {
+            *last = t;
+            q = i;
+        }
+    }
+    return q;
+}
+
 /* Heartbeats and the silence check; returns when the next one is due (UINT64_MAX: never). */
 static uint64_t tcp_io_liveness(struct tcp_ep *ep)
 {
@@ -99,11 +114,10 @@ static uint64_t tcp_io_liveness(struct tcp_ep *ep)
 
     if (ep->liveness_ns == 0)
         return UINT64_MAX;
-    last = atomic_load_explicit(&ep->last_rx_ns, memory_order_relaxed);
+    int q = tcp_io_quietest(ep, &last);
     /* A poller may have stamped it after `now` was read. */
     if (now > last && now - last >= ep->liveness_ns) {
-        fab_tcp_ep_fail(ep, -ETIMEDOUT, -1,
-                        "sent nothing for %llu ms on any lane (liveness timeout)",
+        fab_tcp_ep_fail(ep, -ETIMEDOUT, q, "sent nothing for %llu ms (liveness timeout)",
                         (unsigned long long)((now - last) / 1000000));
         return UINT64_MAX;
     }
@@ -368,7 +382,8 @@ int fab_tcp_io_start(struct tcp_ep *ep)
         rc = tcp_io_watch(ep, ep->lane[i].fd, (uint32_t)i, TCP_EV_EDGE);
     if (rc)
         return rc;
-    atomic_store(&ep->last_rx_ns, jaccl_now_ns());
+    for (int i = 0; i < ep->nlanes; i++)
+        atomic_store(&ep->lane[i].last_rx_ns, jaccl_now_ns());
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     rc = -pthread_create(&ep->thread, NULL, tcp_io_main, ep);

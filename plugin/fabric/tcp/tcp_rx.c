@@ -286,7 +286,7 @@ int fab_tcp_rx_service(struct tcp_ep *ep, struct tcp_lane *l)
         total += (size_t)n;
     }
     if (total)
-        atomic_store_explicit(&ep->last_rx_ns, jaccl_now_ns(), memory_order_relaxed);
+        atomic_store_explicit(&l->last_rx_ns, jaccl_now_ns(), memory_order_relaxed);
     if (n == TCP_RX_DRY)
         l->rx.ready = 0;
     atomic_store_explicit(&l->rx_left,
