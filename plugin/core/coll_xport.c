@@ -211,10 +211,16 @@ static int x_send(struct algo_xport *x, int peer, int lane, const void *buf, siz
     struct coll_stream *s = &l->s[lane];
     if (!l->ep)
         return link_closed(c, l, "send to", lane);
+    int rides = lane == 0 && c->ops->post_send_imm;
+    /* First: it may post standing receives, and a post that fails may fail the comm, which
+     * closes every endpoint. */
+    uint32_t imm = rides ? coll_x_ride(c, peer) : 0;
+    if (!l->ep)
+        return jaccl_sticky_status(&c->fail) ? jaccl_sticky_status(&c->fail)
+                                             : link_closed(c, l, "send to", lane);
     uint64_t wr = COLL_WR(COLL_WR_DSEND, li, lane, s->sent);
-    int rc = lane == 0 && c->ops->post_send_imm
-                     ? c->ops->post_send_imm(l->ep, lane, buf, len, mr, coll_x_ride(c, peer), wr)
-                     : c->ops->post_send(l->ep, lane, buf, len, mr, wr);
+    int rc = rides ? c->ops->post_send_imm(l->ep, lane, buf, len, mr, imm, wr)
+                   : c->ops->post_send(l->ep, lane, buf, len, mr, wr);
     if (rc != 0)
         return post_failed(c, l, rc, "send", len);
     s->sent++;
