@@ -173,8 +173,11 @@ static void swcq_check_ready(struct fab_swcq *cq)
         jaccl_count(JACCL_CNT_POLL_READY, 1);
     }
     uint32_t base = n < 0 || n == SWCQ_READY_MAX ? FAB_CQ_READY_ALL : 0;
-    for (struct fab_cq_src *s = cq->srcs; s; s = s->next)
+    uint64_t now = jaccl_now_ns();
+    for (struct fab_cq_src *s = cq->srcs; s; s = s->next) {
         s->ready = base;
+        s->now = now;
+    }
     for (int i = 0; i < n; i++) {
         const struct fab_cq_fd *ref = ev[i].data.ptr;
         ref->src->ready |= ref->bit;

@@ -29,6 +29,7 @@ struct fab_cq_src {
      * (fab_swcq_watch) the CQ's readiness check found readable, or FAB_CQ_READY_ALL where it
      * cannot tell (it watches nothing, or more sockets were readable than it could list). */
     uint32_t ready;
+    uint64_t now; /* jaccl_now_ns() of this poll, read once for every source, set with ready */
 };
 #define FAB_CQ_READY_ALL UINT32_MAX
 

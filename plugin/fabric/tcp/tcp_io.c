@@ -279,14 +279,14 @@ static int tcp_drive_owns(struct tcp_ep *ep, uint64_t now)
     uint64_t big = atomic_load_explicit(&ep->big_rx_ns, memory_order_relaxed);
 
     /* now < big: stamped by another thread after `now` was read, so just now. */
-    return jaccl_cpu_poller_owns(ep->host_ranks,
-                                 big != 0 && (now < big || now - big < TCP_HANDOFF_NS));
+    return jaccl_cpu_poller_owns_at(ep->host_ranks,
+                                    big != 0 && (now < big || now - big < TCP_HANDOFF_NS), now);
 }
 
 int fab_tcp_ep_drive(struct fab_cq_src *src)
 {
     struct tcp_ep *ep = jaccl_container_of(src, struct tcp_ep, src);
-    uint64_t now = jaccl_now_ns();
+    uint64_t now = src->now;
     uint32_t ready;
     int moved = 0;
 
