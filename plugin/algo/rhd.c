@@ -267,16 +267,17 @@ static int rhd_auto_may(int nranks, const struct algo_choice *ch)
     return ch->rhd_max_bytes > 0 && nranks >= 4 && algo_pow2(nranks);
 }
 
-/* Small operations cost messages and hand-offs more than bytes, so below
- * NCCL_JACCL_RHD_MIN_BYTES it takes them from the mesh (one step, n - 1 messages per rank) only
- * where it sends at most half as many (log2 n each for reduce-scatter and all-gather, 2 log2 n
- * for all-reduce): reduce-scatter and all-gather from 8 ranks (docs/performance.md). */
+/* Small operations cost messages more than steps (every message is a system call on each side
+ * and a hand-off to a rank that must get a core), so below NCCL_JACCL_RHD_MIN_BYTES it takes them
+ * from the mesh (one step, n - 1 messages per rank) where it sends fewer (log2 n for
+ * reduce-scatter and all-gather, 2 log2 n for all-reduce): reduce-scatter and all-gather from 4
+ * ranks, all-reduce from 8 (docs/performance.md). */
 static int rhd_auto_rank(const struct algo_geom *g, const struct algo_choice *ch)
 {
     size_t total = algo_total(g);
     if (!rhd_auto_may(g->nranks, ch) || total > ch->rhd_max_bytes)
         return 0;
-    return total > ch->rhd_min_bytes || 2 * algo_rhd_steps(g) <= g->nranks - 1 ? 4 : 2;
+    return total > ch->rhd_min_bytes || algo_rhd_steps(g) < g->nranks - 1 ? 4 : 2;
 }
 
 static void rhd_shape(struct algo_geom *g, const struct algo_choice *ch)

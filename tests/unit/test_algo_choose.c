@@ -78,16 +78,17 @@ static void test_choice_rhd(void **state)
     assert_int_equal(pick(2, 100000, &ch), ALGO_RING); /* 2 ranks: the ring is as short */
     assert_int_equal(pick(6, 100000, &ch), ALGO_RING); /* not a power of two */
     assert_int_equal(pick(2, 1000, &ch), ALGO_MESH);   /* 2 ranks: the mesh's range as before */
-    assert_int_equal(pick(8, 100, &ch), ALGO_MESH);    /* all-reduce: 6 messages against 7 */
-    /* Small reduce-scatters and all-gathers: where it sends at most half the mesh's messages
-     * per rank (8 ranks: 3 against 7; 4 ranks: 2 against 3, the mesh's one step wins). */
+    /* Small ones where it sends fewer messages per rank than the mesh's n - 1: all-reduce
+     * from 8 ranks (6 against 7; 4 ranks: 4 against 3), reduce-scatter and all-gather from 4
+     * (2 against 3). */
+    assert_int_equal(pick(8, 100, &ch), ALGO_RHD);
+    assert_int_equal(pick(4, 100, &ch), ALGO_MESH);
     assert_int_equal(pick_window(ALGO_REDUCESCATTER, 8, 4096, &ch), ALGO_RHD);
-    assert_int_equal(pick_window(ALGO_ALLGATHER, 8, 4096, &ch), ALGO_RHD);
-    assert_int_equal(pick_window(ALGO_REDUCESCATTER, 4, 4096, &ch), ALGO_MESH);
-    assert_int_equal(pick_window(ALGO_ALLGATHER, 4, 4096, &ch), ALGO_MESH);
+    assert_int_equal(pick_window(ALGO_ALLGATHER, 4, 4096, &ch), ALGO_RHD);
+    assert_int_equal(pick_window(ALGO_REDUCESCATTER, 4, 4096, &ch), ALGO_RHD);
     assert_int_equal(pick_window(ALGO_ALLGATHER, 2, 4096, &ch), ALGO_MESH);
     ch.mesh_max_bytes = 0; /* no mesh: halving-doubling below its minimum too */
-    assert_int_equal(pick(8, 100, &ch), ALGO_RHD);
+    assert_int_equal(pick(4, 100, &ch), ALGO_RHD);
     ch.mesh_max_bytes = 65536;
     ch.force = ALGO_RHD;
     assert_int_equal(pick(2, 10, &ch), ALGO_RHD);
