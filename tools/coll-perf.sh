@@ -17,6 +17,8 @@
 #   BUILD=build tools/coll-perf.sh --long                4 KiB .. 256 MiB by 4
 #   RANKS="2" BUILD=build tools/coll-perf.sh -e 64M      extra options go to both benchmarks
 #   REPS=9 BUILD=build tools/coll-perf.sh                 rounds (default 5)
+#   QUIET=1 BUILD=build tools/coll-perf.sh               each operation's turn starts once the
+#                                                        box is quiet (tools/quiet.sh)
 #
 # Each round runs jaccl then Open MPI for every operation, back to back, and the summary takes
 # each cell's median over the rounds (#wrong: the sum): on a shared virtual machine one run of
@@ -115,6 +117,7 @@ for n in $RANKS; do
         echo "### $n ranks, round $r of $REPS"
         "$BUILD/jaccl-coll-perf" ceiling -N "$n" $SWEEP | tee "$tmp/ceil.$n.$r" || status=1
         for op in $OPS; do
+            [ -n "${QUIET:-}" ] && tools/quiet.sh
             "$BUILD/jaccl-coll-perf" "$op" -N "$n" $SWEEP | tee "$tmp/j.$n.$op.$r" || status=1
             : >"$tmp/m.$n.$op.$r"
             if [ $have_mpi = 1 ]; then
