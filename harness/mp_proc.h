@@ -16,7 +16,7 @@
 #define MP_SLOTS        4  /* listen handles each rank may publish at once */
 #define MP_FLAGS        16 /* integers each rank may publish; MP_FLAG_HARNESS.. are the harness's */
 #define MP_FLAG_HARNESS 12
-#define MP_VALUES       8 /* measurements each rank may publish */
+#define MP_VALUES       16 /* measurements each rank may publish */
 
 struct mp_shared {
     pthread_barrier_t barrier;

@@ -30,7 +30,7 @@ for r in $(seq "$rounds"); do
         # shellcheck disable=SC2086 # the variant and the arguments are word lists
         env LD_LIBRARY_PATH="$BUILD" NCCL_JACCL_SOCKET_IFNAME="${NCCL_JACCL_SOCKET_IFNAME:-lo}" \
             $v "$BUILD/jaccl-coll-perf" $args 2>/dev/null |
-            awk -v v="$i" '/^ +[0-9]/ { print v, $1, $5, (NF >= 9 ? $9 : "-") }' >>"$tmp/all"
+            awk -v v="$i" '/^ +[0-9]/ { print v, $1, $5, (NF >= 11 ? $9 : "-") }' >>"$tmp/all"
     done
 done
 

@@ -6,14 +6,19 @@
 # ceiling (jaccl-coll-perf ceiling). Prints each tool's table, then one markdown table per rank
 # count with busbw and the ratios jaccl / ceiling and jaccl / Open MPI.
 #
-# The default sweep is the regime NCCL's CollNet proxy creates (128 KiB .. 1 MiB: it cuts every
-# collective into 512 KiB steps and keeps up to 8 in flight): jaccl with 1 and with 8 requests
-# in flight beside Open MPI, which runs one operation at a time. --long is the old sweep.
+# The default sweep is the regime NCCL's CollNet proxy creates (32 KiB .. 1 MiB: it cuts every
+# collective into steps of 32 KiB per channel up to 512 KiB and keeps up to 8 in flight): jaccl
+# with 1 and with 8 requests in flight beside Open MPI, which runs one operation at a time.
+# --long is the old sweep. Beside busbw, each table has the CPU time of all ranks per GB of the
+# operation's size, one at a time (both tools' last columns: getrusage of every rank over its
+# timed operations), and jaccl's over Open MPI's.
 #
-#   BUILD=build tools/coll-perf.sh                       2 and 4 ranks, 128 KiB .. 1 MiB
+#   BUILD=build tools/coll-perf.sh                       2 and 4 ranks, 32 KiB .. 1 MiB
 #   BUILD=build tools/coll-perf.sh --long                4 KiB .. 256 MiB by 4
 #   RANKS="2" BUILD=build tools/coll-perf.sh -e 64M      extra options go to both benchmarks
 #   REPS=9 BUILD=build tools/coll-perf.sh                 rounds (default 5)
+#   QUIET=1 BUILD=build tools/coll-perf.sh               each operation's turn starts once the
+#                                                        box is quiet (tools/quiet.sh)
 #
 # Each round runs jaccl then Open MPI for every operation, back to back, and the summary takes
 # each cell's median over the rounds (#wrong: the sum): on a shared virtual machine one run of
@@ -31,7 +36,7 @@ OPS=${OPS:-allreduce reducescatter allgather}
 LD_LIBRARY_PATH=$BUILD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 NCCL_JACCL_SOCKET_IFNAME=${NCCL_JACCL_SOCKET_IFNAME:-lo}
 export LD_LIBRARY_PATH NCCL_JACCL_SOCKET_IFNAME
-SWEEP="-b 128K -e 1M -f 2"
+SWEEP="-b 32K -e 1M -f 2"
 if [ "${1:-}" = --long ]; then
     SWEEP="-b 4K -e 256M -f 4"
     shift
@@ -81,22 +86,28 @@ median_rows() {
 col() { rows "$1" | awk -v c="$2" '{ print $1, $c }'; }
 
 # jaccl's rows: busbw of the first window in column 7, #wrong in 8, the second window's busbw in
-# 11 (absent when -W names one window).
+# 11, then the CPU microseconds per operation of each window (12 and 13; 9 when -W names one
+# window). Open MPI's: busbw in 7, CPU microseconds in 9. CPU s/GB = CPU per operation / size.
 report() { # n op jaccl mpi ceiling
     echo
-    echo "| $2, n=$1 | jaccl busbw W1 | jaccl busbw W8 | Open MPI busbw | ceiling GB/s | W1/MPI | W8/MPI | W8/ceiling | #wrong |"
-    echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    echo "| $2, n=$1 | jaccl busbw W1 | jaccl busbw W8 | Open MPI busbw | ceiling GB/s | W1/MPI | W8/MPI | W8/ceiling | jaccl CPU s/GB | Open MPI CPU s/GB | CPU jaccl/MPI | #wrong |"
+    echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     col "$5" 3 >"$tmp/c"
     col "$4" 7 >"$tmp/m"
-    rows "$3" | awk -v cf="$tmp/c" -v mf="$tmp/m" '
+    col "$4" 9 >"$tmp/mc"
+    rows "$3" | awk -v cf="$tmp/c" -v mf="$tmp/m" -v mcf="$tmp/mc" '
         BEGIN { while ((getline l < cf) > 0) { split(l, a, " "); c[a[1]] = a[2] }
-                while ((getline l < mf) > 0) { split(l, a, " "); m[a[1]] = a[2] } }
+                while ((getline l < mf) > 0) { split(l, a, " "); m[a[1]] = a[2] }
+                while ((getline l < mcf) > 0) { split(l, a, " "); mc[a[1]] = a[2] } }
         function human(b) { return b >= 1048576 ? b / 1048576 " MiB" : b / 1024 " KiB" }
         function ratio(x, y) { return y > 0 && x != "" ? sprintf("%.2f", x / y) : "-" }
-        { w8 = NF >= 11 ? $11 : ""
-          printf "| %s | %.2f | %s | %s | %s | %s | %s | %s | %d |\n", human($1), $7,
+        function perg(us, b) { return us != "" ? sprintf("%.2f", us * 1000 / b) : "-" }
+        { w8 = NF >= 11 ? $11 : ""; cpu = NF >= 13 ? $12 : (NF == 9 ? $9 : "")
+          mcpu = ($1 in mc) ? mc[$1] : ""
+          printf "| %s | %.2f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", human($1), $7,
                  w8 == "" ? "-" : w8, ($1 in m) ? m[$1] : "-", ($1 in c) ? c[$1] : "-",
-                 ratio($7, m[$1]), ratio(w8, m[$1]), ratio(w8, c[$1]), $8 }'
+                 ratio($7, m[$1]), ratio(w8, m[$1]), ratio(w8, c[$1]), perg(cpu, $1),
+                 perg(mcpu, $1), ratio(cpu, mcpu), $8 }'
 }
 
 REPS=${REPS:-5}
@@ -106,6 +117,7 @@ for n in $RANKS; do
         echo "### $n ranks, round $r of $REPS"
         "$BUILD/jaccl-coll-perf" ceiling -N "$n" $SWEEP | tee "$tmp/ceil.$n.$r" || status=1
         for op in $OPS; do
+            [ -n "${QUIET:-}" ] && tools/quiet.sh
             "$BUILD/jaccl-coll-perf" "$op" -N "$n" $SWEEP | tee "$tmp/j.$n.$op.$r" || status=1
             : >"$tmp/m.$n.$op.$r"
             if [ $have_mpi = 1 ]; then

@@ -12,17 +12,22 @@
  * the rendezvous of mp_host.h, also under mpirun); each loads the plugin by name (LD_LIBRARY_PATH),
  * builds a CollNet group like NCCL's proxy, and runs float32 sum collectives out of place, `window`
  * requests in flight (NCCL keeps up to 64 per collComm). The default is the regime NCCL's CollNet
- * proxy creates: it cuts every collective into 512 KiB steps with up to 8 in flight, so sizes
- * 128 KiB .. 1 MiB, each with 1 and with 8 in flight (-W takes a list: one column group per
- * window, the first one in nccl-tests' place). -L is the long sweep, 4 KiB .. 256 MiB by 4,
- * for what a single large call costs. Between tests of a request each rank calls sched_yield(),
- * as NCCL's proxy progress thread does; -p US sleeps US microseconds instead (what the test
- * suites do, so that 8 ranks on 2 cores do not spin). size = bytes of the whole vector
- * (all-reduce), of the nranks * bytesPerRank input (reduce-scatter) or output (all-gather); count =
- * its floats. time = the slowest rank's mean per operation; algbw = size / time; busbw = algbw *
- * 2(n-1)/n (all-reduce) or (n-1)/n (the other two), like nccl-tests. #wrong counts result elements
- * that differ from the exact expected value (data are small integers, so every summation order
- * gives the same bits).
+ * proxy creates: it cuts every collective into steps of 32 KiB (its smallest per channel) to
+ * 512 KiB with up to 8 in flight, so sizes 32 KiB .. 1 MiB, each with 1 and with 8 in flight (-W
+ * takes a list: one column group per window, the first one in nccl-tests' place). -L is the long
+ * sweep, 4 KiB .. 256 MiB by 4, for what a single large call costs. Between tests of a request each
+ * rank calls sched_yield(), as NCCL's proxy progress thread does; -p US sleeps US microseconds
+ * instead (what the test suites do, so that 8 ranks on 2 cores do not spin). size = bytes of the
+ * whole vector (all-reduce), of the nranks * bytesPerRank input (reduce-scatter) or output
+ * (all-gather); count = its floats. time = the slowest rank's mean per operation; algbw = size /
+ * time; busbw = algbw * 2(n-1)/n (all-reduce) or (n-1)/n (the other two), like nccl-tests. #wrong
+ * counts result elements that differ from the exact expected value (data are small integers, so
+ * every summation order gives the same bits). The last columns, one per window, are the CPU time of
+ * all ranks per operation (cpu_us: each rank's getrusage over its timed operations, every thread of
+ * it, summed; tools/mpi/mpi-coll.c prints the same for Open MPI). With NCCL_JACCL_DEBUG_COUNTERS=1
+ * each row is followed by the plugin's debug counters (util/counters.h) per operation and rank, for
+ * each window: system calls, wake-ups, control messages, progress-thread rounds, test() calls,
+ * registry locks.
  *
  * -P: the tuner's model checked (docs/tuner.md): -R rounds (default 5), each one sweep per
  * algorithm with one operation at a time, interleaved; each size's median beside the model's time
@@ -47,19 +52,23 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "coll_harness.h"
 #include "core/tuner.h"
 #include "mp_calib.h"
+#include "mp_cnt.h"
 #include "mp_host.h"
 #include "mp_perf.h"
 
 #define MAX_WINDOW 64
-#define MAX_WINS   4 /* windows measured side by side (-W list) */
-#define V_TIME     0 /* per-rank value: seconds per operation */
-#define F_WRONG    1 /* per-rank flags */
+#define MAX_WINS   4               /* windows measured side by side (-W list) */
+#define V_TIME     0               /* per-rank value: seconds per operation */
+#define V_CNT      1               /* V_CNT + CNT_*: a rank's debug counters per operation */
+#define V_CPU      (V_CNT + CNT_N) /* a rank's CPU seconds per operation, all its threads */
+#define F_WRONG    1               /* per-rank flags */
 #define F_PORT     2
 
 struct opts {
@@ -73,6 +82,31 @@ struct opts {
     double quiet;        /* -q: before a round, wait for a second with less foreign load */
     double *record;      /* where rank 0 keeps each size's time (-P), in shared memory */
 };
+
+/* Debug-counter groups shown per operation and rank (the plugin's names, util/counters.h). */
+enum {
+    CNT_TX,
+    CNT_RX_POLL,
+    CNT_RX_IO,
+    CNT_WAKE,
+    CNT_READY,
+    CNT_CTRL,
+    CNT_THREAD,
+    CNT_TEST,
+    CNT_REG,
+    CNT_N
+};
+static const char *const cnt_src[CNT_N][4] = {
+        [CNT_TX] = {"sendmsg"},         [CNT_RX_POLL] = {"recvmsg_poll"},
+        [CNT_RX_IO] = {"recvmsg_io"},   [CNT_WAKE] = {"epoll_wake", "eventfd_wake", "cq_signal"},
+        [CNT_READY] = {"poll_ready"},   [CNT_CTRL] = {"coll_ctrl"},
+        [CNT_THREAD] = {"coll_thread"}, [CNT_TEST] = {"test"},
+        [CNT_REG] = {"reg_lock"},
+};
+static const char *const cnt_label[CNT_N] = {
+        "sendmsg",       "recvmsg(poller)", "recvmsg(io thread)",
+        "wake-ups",      "epoll(poller)",   "control msgs",
+        "thread rounds", "test()",          "registry locks"};
 
 /* ---- shared reporting ---- */
 
@@ -110,6 +144,9 @@ struct bench {
     struct cn n;
     struct cn_buf s, r;
     const struct opts *o;
+    struct mp_cnt cnt;              /* the plugin's debug counters, when asked for */
+    double per_op[MAX_WINS][CNT_N]; /* rank 0: counters per operation and rank, each window */
+    double cpu[MAX_WINS];           /* rank 0: every rank's CPU seconds per operation, summed */
 };
 
 /* Sizes of one step: count of the whole vector and floats per rank (multiples of nranks). */
@@ -189,7 +226,11 @@ static void print_times(const struct opts *o, size_t size, double t)
 }
 
 /* nccl-tests' columns for the first window, then one group per further window. */
-static void print_row(const struct opts *o, size_t size, const double *t, long wrong)
+/* nccl-tests' columns for the first window, then one group per further window, then the CPU
+ * time of all ranks per operation for each window (last, so that the columns before keep
+ * their places). */
+static void print_row(const struct opts *o, size_t size, const double *t, long wrong,
+                      const double *cpu)
 {
     static const char *const op[] = {"sum", "sum", "none"};
     printf("%12zu %12zu %8s %6s", size, size / 4, "float", op[o->kind]);
@@ -197,23 +238,73 @@ static void print_row(const struct opts *o, size_t size, const double *t, long w
     printf(" %6ld", wrong);
     for (int i = 1; i < o->nwin; i++)
         print_times(o, size, t[i]);
+    for (int i = 0; i < o->nwin; i++)
+        printf(" %10.1f", cpu[i] * 1e6);
     printf("\n");
     fflush(stdout);
 }
 
-/* Warm-up and timed operations with `w` in flight: the slowest rank's seconds per operation
- * (read after the barrier by every rank), or -1. */
-static double timed(struct bench *b, size_t pr, size_t real, int w)
+/* This process's CPU seconds so far: its thread and the plugin's (I/O, progress). */
+static double cpu_seconds(void)
 {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+           ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
+}
+
+static void counters_now(const struct bench *b, double *out)
+{
+    for (int g = 0; g < CNT_N; g++)
+        out[g] = mp_cnt_sum(&b->cnt, cnt_src[g]);
+}
+
+/* Rank 0: the ranks' counters per operation, averaged over the ranks (after the barrier). */
+static void gather_counters(struct bench *b, int win)
+{
+    for (int g = 0; g < CNT_N; g++) {
+        double sum = 0;
+        for (int r = 0; r < b->o->nranks; r++)
+            sum += mp_value_get(r, V_CNT + g);
+        b->per_op[win][g] = sum / b->o->nranks;
+    }
+}
+
+static void print_counters(const struct bench *b, size_t size)
+{
+    for (int i = 0; i < b->o->nwin; i++) {
+        printf("#   per op and rank, %zu B, W%d:", size, b->o->window[i]);
+        for (int g = 0; g < CNT_N; g++)
+            printf(" %s %.2f%s", cnt_label[g], b->per_op[i][g], g + 1 < CNT_N ? "," : "\n");
+    }
+}
+
+/* Warm-up and timed operations with `w` in flight (column group `win`): the slowest rank's
+ * seconds per operation (read after the barrier by every rank), or -1. */
+static double timed(struct bench *b, size_t pr, size_t real, int win)
+{
+    int w = b->o->window[win], iters = iters_for(b->o, real);
+    double c0[CNT_N], c1[CNT_N];
     if (run_ops(b, pr, b->o->warmup, w) < 0)
         return -1;
     mp_barrier();
-    double t = run_ops(b, pr, iters_for(b->o, real), w);
+    counters_now(b, c0);
+    double cpu0 = cpu_seconds(), t = run_ops(b, pr, iters, w);
     if (t < 0)
         return -1;
+    mp_value_set(V_CPU, (cpu_seconds() - cpu0) / iters);
+    counters_now(b, c1);
     put_time(t);
+    for (int g = 0; g < CNT_N; g++)
+        mp_value_set(V_CNT + g, (c1[g] - c0[g]) / iters);
     mp_barrier();
     double m = max_time(b->o->nranks);
+    if (mp_rank == 0) {
+        gather_counters(b, win);
+        b->cpu[win] = 0;
+        for (int r = 0; r < b->o->nranks; r++)
+            b->cpu[win] += mp_value_get(r, V_CPU);
+    }
     mp_barrier(); /* nobody publishes the next time before everyone read this one */
     return m;
 }
@@ -226,7 +317,7 @@ static int bench_size(struct bench *b, size_t size, int idx)
     fill(b, pr);
     double t[MAX_WINS];
     for (int i = 0; i < o->nwin; i++)
-        if ((t[i] = timed(b, pr, real, o->window[i])) < 0)
+        if ((t[i] = timed(b, pr, real, i)) < 0)
             return -1;
     /* The timed operations all share one pair of buffers, which NCCL never does with operations
      * in flight together (each uses its own staging slot), so their output is not a result.
@@ -242,7 +333,9 @@ static int bench_size(struct bench *b, size_t size, int idx)
     if (mp_rank == 0 && o->record)
         o->record[idx] = t[0];
     else if (mp_rank == 0)
-        print_row(o, real, t, wrong);
+        print_row(o, real, t, wrong, b->cpu);
+    if (mp_rank == 0 && !o->record && mp_cnt_on(&b->cnt))
+        print_counters(b, real);
     mp_barrier();
     return wrong ? -2 : 0;
 }
@@ -252,8 +345,10 @@ static int coll_rank(int rank, int nranks, void *arg)
     const struct opts *o = arg;
     struct bench b = {.o = o};
     cn_config(o->algo, o->wires);
-    if (cn_open_group(&b.n, o->version, rank, nranks) != 0 ||
-        cn_buf_new(&b.n, &b.s, o->max_bytes) || cn_buf_new(&b.n, &b.r, o->max_bytes))
+    mp_cnt_ask(&b.cnt, "jaccl-coll-perf");
+    int opened = cn_open_group(&b.n, o->version, rank, nranks) == 0;
+    mp_cnt_map(&b.cnt, opened);
+    if (!opened || cn_buf_new(&b.n, &b.s, o->max_bytes) || cn_buf_new(&b.n, &b.r, o->max_bytes))
         return 1;
     int rc = 0, idx = 0;
     for (size_t size = o->min_bytes; size <= o->max_bytes && rc == 0; size *= o->factor)
@@ -261,6 +356,7 @@ static int coll_rank(int rank, int nranks, void *arg)
     cn_buf_free(&b.n, &b.s);
     cn_buf_free(&b.n, &b.r);
     cn_close_group(&b.n);
+    mp_cnt_unmap(&b.cnt);
     return rc ? 1 : 0;
 }
 
@@ -602,7 +698,7 @@ static void usage(void)
                     "[-b min] [-e max] [-f factor] [-L] [-n iters] [-w warmup] [-W w1,w2,..] "
                     "[-a auto|ring|mesh|rhd] [-r wires] [-V 11|8] [-p sleep_us] "
                     "[-P [-R rounds] [-a ring,mesh,..] [-c] [-q cores]]\n"
-                    "  default: 128K .. 1M by 2 (NCCL's CollNet steps), windows 1 and 8; "
+                    "  default: 32K .. 1M by 2 (NCCL's CollNet steps), windows 1 and 8; "
                     "-L: 4K .. 256M by 4; -p: sleep between tests (default 0: sched_yield)\n"
                     "  -P: each algorithm's median time (one operation at a time) over -R "
                     "interleaved rounds (default 5) beside the tuner's model of it; -c: with "
@@ -634,7 +730,7 @@ static int parse_windows(const char *arg, struct opts *o)
 static void default_sweep(struct opts *o, int longs)
 {
     if (!o->min_bytes)
-        o->min_bytes = longs ? 4096 : 128u << 10;
+        o->min_bytes = longs ? 4096 : 32u << 10;
     if (!o->max_bytes)
         o->max_bytes = longs ? 256u << 20 : 1u << 20;
     if (!o->factor)
@@ -757,6 +853,11 @@ int main(int argc, char **argv)
             snprintf(tw, sizeof(tw), "us@W%d", o.window[i]);
             snprintf(bw, sizeof(bw), "busbw@W%d", o.window[i]);
             printf(" %10s %7s %7s", tw, "algbw", bw);
+        }
+        for (int i = 0; i < o.nwin; i++) {
+            char cw[16];
+            snprintf(cw, sizeof(cw), "cpu_us@W%d", o.window[i]);
+            printf(" %10s", cw);
         }
         printf("\n");
     }

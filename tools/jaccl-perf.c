@@ -20,22 +20,19 @@
  *
  * New modes go in the `modes` table at the bottom: each gets the parsed options and runs its
  * own ranks through mp_run. */
-#include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "mp.h"
+#include "mp_cnt.h"
 #include "mp_host.h"
 #include "mp_perf.h"
 #include "mp_pump.h"
-#include "util/counters.h"
 
 #define RATIO_FROM  (4u << 20) /* the 90 % target applies from here up */
 #define MAX_STAGING (16u << 20)
@@ -45,14 +42,16 @@
 #define RAW_PP_MAX  (1u << 20) /* raw ping-pongs for sizes up to here (cheap) */
 
 /* Debug-counter groups shown per message (the plugin's counter names, util/counters.h). */
-enum { CNT_TX, CNT_RX, CNT_RX_POLL, CNT_WAKE, CNT_STAGE, CNT_N };
-static const char *const cnt_src[CNT_N][3] = {
+enum { CNT_TX, CNT_RX, CNT_RX_POLL, CNT_WAKE, CNT_STAGE, CNT_TEST, CNT_REG, CNT_N };
+static const char *const cnt_src[CNT_N][4] = {
         [CNT_TX] = {"sendmsg"},           [CNT_RX] = {"recvmsg_io"},
         [CNT_RX_POLL] = {"recvmsg_poll"}, [CNT_WAKE] = {"epoll_wake", "eventfd_wake", "cq_signal"},
-        [CNT_STAGE] = {"stage_bytes"},
+        [CNT_STAGE] = {"stage_bytes"},    [CNT_TEST] = {"test"},
+        [CNT_REG] = {"reg_lock"},
 };
-static const char *const cnt_label[CNT_N] = {"sendmsg", "recvmsg(io thread)", "recvmsg(poller)",
-                                             "wake-ups", "staged bytes"};
+static const char *const cnt_label[CNT_N] = {
+        "sendmsg",      "recvmsg(io thread)", "recvmsg(poller)",        "wake-ups",
+        "staged bytes", "test() calls",       "registry lock (process)"};
 
 struct row {
     size_t size;
@@ -69,11 +68,9 @@ struct p2p_run {
     char *sbuf, *rbuf;
     void *smh, *rmh;
     size_t bytes;
-    double raw[2];       /* GB/s before and after the sweep */
-    double span;         /* GB/s of the pump cycling through max_bytes */
-    char cdir[PATH_MAX]; /* this rank's directory for the plugin's counters file, or "" */
-    const void *cmap;    /* that file, mapped read-only (util/counters.h), or NULL */
-    size_t cmap_len;
+    double raw[2];     /* GB/s before and after the sweep */
+    double span;       /* GB/s of the pump cycling through max_bytes */
+    struct mp_cnt cnt; /* the plugin's debug counters, when asked for */
     struct row rows[MAX_ROWS];
     int nrows;
 };
@@ -109,16 +106,8 @@ static double stream(struct p2p_run *p, size_t size, int count)
 /* This rank's counter groups now, from the plugin's counters file (all zero without one). */
 static void counters_now(const struct p2p_run *p, double *out)
 {
-    uint64_t v[64] = {0};
-    const char *name[64] = {0};
-    int n = jaccl_cnt_map_read(p->cmap, p->cmap_len, v, name, 64);
-    for (int g = 0; g < CNT_N; g++) {
-        out[g] = 0;
-        for (int k = 0; k < 3 && cnt_src[g][k]; k++)
-            for (int i = 0; i < n && i < 64; i++)
-                if (name[i] && strcmp(name[i], cnt_src[g][k]) == 0)
-                    out[g] += (double)v[i];
-    }
+    for (int g = 0; g < CNT_N; g++)
+        out[g] = mp_cnt_sum(&p->cnt, cnt_src[g]);
 }
 
 /* Ping-pong: rank 0 sends, rank 1 echoes. Each side keeps -r receives posted (NCCL's proxy
@@ -193,7 +182,7 @@ static void print_header(const struct p2p_run *p, double raw)
 static void print_counters(const struct p2p_run *p)
 {
     const char *on = getenv("NCCL_JACCL_DEBUG_COUNTERS");
-    if (!p->cmap || !on || strcmp(on, "1") != 0) {
+    if (!mp_cnt_on(&p->cnt) || !on || strcmp(on, "1") != 0) {
         printf("#\n# syscalls/msg: not counted (NCCL_JACCL_DEBUG_COUNTERS=1 counts them)\n");
         return;
     }
@@ -276,60 +265,11 @@ static void one_size(struct p2p_run *p, size_t size)
         p->rows[p->nrows++] = r;
 }
 
-/* NCCL_JACCL_DEBUG_COUNTERS=1 from the user: this rank has the plugin count into a file in a
- * directory of its own instead (forked ranks share the environment, not the file), which
- * counters_map() reads. Before the plugin reads its knobs. */
-static void counters_ask(struct p2p_run *p)
-{
-    const char *on = getenv("NCCL_JACCL_DEBUG_COUNTERS");
-    const char *tmp = getenv("TMPDIR");
-    char path[PATH_MAX + 16];
-    if (!on || strcmp(on, "1") != 0)
-        return;
-    snprintf(p->cdir, sizeof(p->cdir), "%s/jaccl-perf-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(p->cdir)) {
-        fprintf(stderr, "jaccl-perf: rank %d: mkdtemp %s: %m; no counters\n", mp_rank, p->cdir);
-        p->cdir[0] = '\0';
-        return;
-    }
-    snprintf(path, sizeof(path), "%s/counters", p->cdir);
-    setenv("NCCL_JACCL_DEBUG_COUNTERS", path, 1);
-}
-
-/* Maps the counters file the plugin created when its fabric started (`opened`: the plugin's
- * init succeeded), then removes it and its directory (the mappings stay valid): nothing is left
- * behind, however the run ends. The variable goes back to "1" for print_counters. */
-static void counters_map(struct p2p_run *p, int opened)
-{
-    char path[PATH_MAX + 16];
-    struct stat st;
-    if (!p->cdir[0])
-        return;
-    snprintf(path, sizeof(path), "%s/counters", p->cdir);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size > 0) {
-        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
-        if (m != MAP_FAILED && jaccl_cnt_map_read(m, (size_t)st.st_size, NULL, NULL, 0) >= 0) {
-            p->cmap = m;
-            p->cmap_len = (size_t)st.st_size;
-        } else if (m != MAP_FAILED) {
-            munmap(m, (size_t)st.st_size);
-        }
-    }
-    if (!p->cmap && opened)
-        fprintf(stderr, "jaccl-perf: rank %d: no counters file at %s\n", mp_rank, path);
-    if (fd >= 0)
-        close(fd);
-    unlink(path);
-    rmdir(p->cdir);
-    setenv("NCCL_JACCL_DEBUG_COUNTERS", "1", 1);
-}
-
 static int setup(struct p2p_run *p)
 {
     const struct mp_perf_opts *o = p->o;
     int rc = mp_net_open(&p->net, o->version);
-    counters_map(p, rc == 0);
+    mp_cnt_map(&p->cnt, rc == 0);
     if (rc != 0 || mp_ring_connect(&p->net, 0, &p->ring) != 0)
         return -1;
     /* Slots for every message of the window while that fits MAX_STAGING, else MAX_STAGING
@@ -356,14 +296,13 @@ static void teardown(struct p2p_run *p)
     MP_OK(mp_net_fini(&p->net));
     mp_free(p->sbuf, p->bytes);
     mp_free(p->rbuf, p->bytes);
-    if (p->cmap)
-        munmap((void *)p->cmap, p->cmap_len);
+    mp_cnt_unmap(&p->cnt);
 }
 
 static int p2p_rank(int rank, int nranks, void *arg)
 {
     struct p2p_run p = {.o = arg};
-    counters_ask(&p);
+    mp_cnt_ask(&p.cnt, "jaccl-perf");
     if (setup(&p) != 0)
         return 1;
     if (p.o->pump_s > 0)

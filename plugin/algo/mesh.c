@@ -229,12 +229,16 @@ static int mesh_advance(struct algo_run *run, struct algo_xport *x, int *progres
     while (run->mesh.fold_frame < run->mesh.nred_frames &&
            fold_step(run, x)) /* none for all-gather */
         *progress = 1;
-    /* Start with the next rank so that not everybody sends to rank 0 first. */
+    /* Every receive it may post before any send: the transport's grants then cover them all
+     * when its first message leaves (core/coll_stand.c rides them on the data). Start with the
+     * next rank so that not everybody sends to rank 0 first. */
     for (int i = 1; i < g->nranks; i++) {
-        int p = (g->rank + i) % g->nranks;
-        int rc = peer_post(run, x, p, progress);
-        if (rc == 0)
-            rc = peer_send(run, x, p, progress);
+        int rc = peer_post(run, x, (g->rank + i) % g->nranks, progress);
+        if (rc != 0)
+            return rc;
+    }
+    for (int i = 1; i < g->nranks; i++) {
+        int rc = peer_send(run, x, (g->rank + i) % g->nranks, progress);
         if (rc != 0)
             return rc;
     }

@@ -241,14 +241,11 @@ static int rhd_done(struct algo_run *run, struct algo_xport *x)
 static int rhd_advance(struct algo_run *run, struct algo_xport *x, int *progress)
 {
     rhd_process(run, x, progress);
-    for (int t = 0; t < run->rhd.T; t++) {
-        int rc = step_post(run, x, t, progress);
-        if (rc == 0)
-            rc = step_send(run, x, t, progress);
-        if (rc != 0)
-            return rc;
-    }
-    return rhd_done(run, x);
+    /* Every receive it may post before any send, as the mesh does. */
+    int rc = rhd_post(run, x, progress);
+    for (int t = 0; t < run->rhd.T && rc == 0; t++)
+        rc = step_send(run, x, t, progress);
+    return rc != 0 ? rc : rhd_done(run, x);
 }
 
 /* Power-of-two groups only. Auto takes it for mid sizes in groups of 4 or more (2 log2 n steps
@@ -270,12 +267,17 @@ static int rhd_auto_may(int nranks, const struct algo_choice *ch)
     return ch->rhd_max_bytes > 0 && nranks >= 4 && algo_pow2(nranks);
 }
 
+/* Small operations cost messages more than steps (every message is a system call on each side
+ * and a hand-off to a rank that must get a core), so below NCCL_JACCL_RHD_MIN_BYTES it takes them
+ * from the mesh (one step, n - 1 messages per rank) where it sends fewer (log2 n for
+ * reduce-scatter and all-gather, 2 log2 n for all-reduce): reduce-scatter and all-gather from 4
+ * ranks, all-reduce from 8 (docs/performance.md). */
 static int rhd_auto_rank(const struct algo_geom *g, const struct algo_choice *ch)
 {
     size_t total = algo_total(g);
     if (!rhd_auto_may(g->nranks, ch) || total > ch->rhd_max_bytes)
         return 0;
-    return total > ch->rhd_min_bytes ? 4 : 2;
+    return total > ch->rhd_min_bytes || algo_rhd_steps(g) < g->nranks - 1 ? 4 : 2;
 }
 
 static void rhd_shape(struct algo_geom *g, const struct algo_choice *ch)

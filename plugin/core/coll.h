@@ -67,14 +67,29 @@ struct coll_ctrl {
  * `src` for a link of `ndata` data lanes; -EPROTO otherwise (the peer's fault). */
 int coll_ctrl_decode(const void *buf, size_t len, int ndata, int src, struct coll_ctrl *out);
 
-/* One ordered stream per (link, data lane), both directions. */
+/* Standing receives kept posted on lane 0 of every stream with staging slots while no known
+ * operation has receives left to post there (coll_stand.c): the next operation's first message
+ * finds its credit already granted, with no control message in between. */
+#define COLL_STAND ALGO_SLOTS
+
+/* One ordered stream per (link, data lane), both directions. Incoming, `posted` and `landed`
+ * count what the fabric sees; the last `nstand` posted receives are standing ones no operation
+ * has taken yet, so the operations see posted - nstand (coll_x_aposted). */
 struct coll_stream {
     uint32_t sent, sdone, granted;       /* outgoing */
     uint32_t posted, landed, advertised; /* incoming */
     uint32_t nxt_from;                   /* receives from here on are nxt's (while it runs) */
     uint32_t exp_len[ALGO_POST_MAX];     /* length expected of each posted receive */
-    int stage;                           /* staging slot pair, or -1 */
-    uint8_t busy;                        /* staging slots in use, one bit each */
+    /* Per posted receive (at index % ALGO_POST_MAX), for standing ones: the staging slot it was
+     * posted into (-1: not a standing receive), where the operation that took it wants the bytes
+     * (NULL: in that slot), the length that landed. */
+    int8_t stand_slot[ALGO_POST_MAX];
+    char *stand_dest[ALGO_POST_MAX];
+    uint32_t got_len[ALGO_POST_MAX];
+    uint8_t nstand;  /* standing receives posted and not taken by an operation yet */
+    uint8_t claimed; /* of those, the oldest ones whose slot slot_take handed out */
+    int stage;       /* staging slot pair, or -1 */
+    uint8_t busy;    /* staging slots in use, one bit each */
 };
 
 struct coll_link {
@@ -274,6 +289,16 @@ void coll_x_grants(struct coll_comm *c);
 int coll_x_link(const struct coll_comm *c, int peer, int lane, int rx);
 struct coll_stream *coll_x_stream(struct coll_comm *c, int peer, int lane, int rx);
 void coll_x_close_all(struct coll_comm *c);
+/* A data or side post that failed where no operation needs it by itself (control messages,
+ * standing receives): the link goes down if its endpoint broke, else the comm fails. */
+void coll_x_aside_failed(struct coll_comm *c, struct coll_link *l, int rc, const char *what,
+                         size_t len);
+/* A frame of the wrong length landed on (l, lane): fails the comm, "the ranks disagree". */
+int coll_x_bad_len(struct coll_comm *c, const struct coll_link *l, int lane, uint32_t got,
+                   uint32_t want, uint32_t idx);
+/* Receives of (link, lane) as the operations see them: posted ones, landed ones. */
+uint32_t coll_x_aposted(const struct coll_stream *s);
+uint32_t coll_x_alanded(const struct coll_stream *s);
 /* Fails the comm if a peer said it runs operation q->seq with another signature. */
 void coll_x_check_sig(struct coll_comm *c, const struct coll_req *q);
 /* nxt starts: the receives it posts from now on are its own, not cur's. */
@@ -296,6 +321,27 @@ void coll_finish(struct coll_comm *c, struct coll_req *r, int rc);
 
 /* coll_sched.c: starts, advances and finishes operations; 1 if anything happened. */
 int coll_run_ops(struct coll_comm *c);
+/* 1 if no operation the comm knows of (running, started early, or queued) has receives left to
+ * post: what the next message on a stream is for is not known yet. */
+int coll_sched_quiet(struct coll_comm *c);
+
+/* coll_stand.c: standing receives (COLL_STAND) where the streams are quiet; run_lock holder. */
+void coll_x_stand(struct coll_comm *c);
+/* An operation takes the oldest standing receive of s for its next receive into buf (len
+ * bytes): 0, or a negative code with the comm failed (it already landed with another length). */
+int coll_x_stand_take(struct coll_comm *c, struct coll_link *l, struct coll_stream *s, char *buf,
+                      size_t len);
+/* The standing receive at index idx of s landed with len bytes: the operation that took it gets
+ * it (copied where it wants it), or it waits for one. */
+int coll_x_stand_landed(struct coll_comm *c, struct coll_link *l, struct coll_stream *s,
+                        uint32_t idx, uint32_t len);
+/* The staging slot of s that slot_take hands out next: a standing receive's, -1 if none. */
+int coll_x_stand_slot(struct coll_stream *s);
+/* Before a lane-0 send to rank peer with post_send_imm: posts standing receives for what peer
+ * sends us on lane 0 if they may be, and returns the immediate that grants all we posted. */
+uint32_t coll_x_ride(struct coll_comm *c, int peer);
+/* A lane-0 message from l's peer landed with that immediate: the grant it carries. */
+void coll_x_rode(struct coll_comm *c, const struct coll_link *l, uint32_t imm);
 
 /* coll_progress.c */
 void *coll_progress_main(void *arg);

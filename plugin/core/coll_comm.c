@@ -33,8 +33,10 @@ static int ctrl_alloc(struct coll_comm *c)
         l->peer_seq = UINT64_MAX; /* has said nothing yet */
         l->rx = (struct coll_ctrl *)c->ctrl_mem + (size_t)i * 2 * COLL_CTRL_N;
         l->tx = l->rx + COLL_CTRL_N;
-        for (int s = 0; s < ALGO_MAX_PARTS; s++)
+        for (int s = 0; s < ALGO_MAX_PARTS; s++) {
             l->s[s].stage = -1;
+            memset(l->s[s].stand_slot, -1, sizeof(l->s[s].stand_slot));
+        }
     }
     return 0;
 }

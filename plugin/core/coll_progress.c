@@ -14,6 +14,7 @@
 #include "core/coll.h"
 #include "core/state.h"
 #include "util/clock.h"
+#include "util/counters.h"
 #include "util/log.h"
 
 #define IDLE_SLICE_NS 1000000000ull /* wake up at least this often: close requests, timers */
@@ -35,7 +36,7 @@ static void describe_wait(struct coll_comm *c, char *buf, size_t len)
         struct coll_link *l = &c->links[i];
         int data = 0;
         for (int s = 0; s < c->ndata; s++)
-            data |= l->s[s].posted != l->s[s].landed;
+            data |= coll_x_aposted(&l->s[s]) != coll_x_alanded(&l->s[s]);
         if (l->peer < 0 || (!data && l->peer_seq == c->cur->seq))
             continue;
         if (data)
@@ -88,13 +89,28 @@ static void say_goodbye(struct coll_comm *c)
     }
 }
 
-int coll_progress_round(struct coll_comm *c)
+/* `caller`: a caller's thread runs it (test(), the i* calls). A round that completes an operation
+ * there returns to the caller before it posts standing receives (coll_stand.c): the caller is
+ * waiting for that result, likely to issue the next operation, and the control message that
+ * grants them would be one more system call on that path; the next round (that next operation's
+ * own, after its first sends, or the progress thread's) posts them. */
+static int one_round(struct coll_comm *c, int caller, int *completed)
 {
+    uint64_t ops = c->stats.ops;
     int prog = coll_x_poll(c) > 0;
     prog |= coll_run_ops(c);
+    *completed = c->stats.ops != ops;
+    if (!caller || !*completed)
+        coll_x_stand(c);
     if (jaccl_sticky_status(&c->fail) == 0)
         coll_x_grants(c);
     return prog;
+}
+
+int coll_progress_round(struct coll_comm *c)
+{
+    int completed;
+    return one_round(c, 0, &completed);
 }
 
 int coll_progress_inline(struct coll_comm *c)
@@ -102,9 +118,9 @@ int coll_progress_inline(struct coll_comm *c)
     atomic_store_explicit(&c->polled_ns, jaccl_now_ns(), memory_order_relaxed);
     if (atomic_load(&c->closing) || pthread_mutex_trylock(&c->run_lock) != 0)
         return -EBUSY; /* someone else runs it (or the comm closes) */
-    int moving = 1;
-    for (int i = 0; i < INLINE_ROUNDS && moving; i++)
-        moving = coll_progress_round(c);
+    int moving = 1, completed = 0;
+    for (int i = 0; i < INLINE_ROUNDS && moving && !completed; i++)
+        moving = one_round(c, 1, &completed);
     pthread_mutex_unlock(&c->run_lock);
     return moving;
 }
@@ -134,8 +150,10 @@ static int thread_turn(struct coll_comm *c)
         say_goodbye(c);
         return -1;
     }
-    if (coll_progress_round(c))
+    if (coll_progress_round(c)) {
+        jaccl_count(JACCL_CNT_COLL_THREAD, 1); /* work its callers' threads did not do */
         return 1;
+    }
     if (c->cur)
         warn_if_stuck(c);
     return 0;

@@ -12,6 +12,7 @@
 #include "core/coll.h"
 #include "core/err.h"
 #include "core/registry.h"
+#include "util/counters.h"
 #include "util/log.h"
 
 int coll_enqueue(struct coll_comm *c, const struct algo_op *op, void **request)
@@ -63,6 +64,7 @@ void coll_finish(struct coll_comm *c, struct coll_req *r, int rc)
 
 static int coll_test(void *request, int *done, int *size)
 {
+    jaccl_count(JACCL_CNT_TEST, 1);
     struct coll_req *r = jaccl_reg_find(request, JO_COLL_REQ, "CollNet test", NULL);
     if (!r || !done)
         return -EFAULT;

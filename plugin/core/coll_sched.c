@@ -144,3 +144,12 @@ int coll_run_ops(struct coll_comm *c)
         return 1; /* the comm broke: the next round fails what is left */
     return prog;
 }
+
+int coll_sched_quiet(struct coll_comm *c)
+{
+    if (c->cur && !ops_of(c->cur)->posted_all(run_of(c, 0)))
+        return 0;
+    if (c->nxt && !ops_of(c->nxt)->posted_all(run_of(c, 1)))
+        return 0;
+    return coll_next(c, (c->cur != NULL) + (c->nxt != NULL)) == NULL;
+}

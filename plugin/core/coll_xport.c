@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/coll.h"
+#include "util/counters.h"
 #include "util/log.h"
 
 /* Lanes < W go out to the right neighbour and come in from the left one (ring direction 0,
@@ -105,12 +106,24 @@ static int x_can_recv(struct algo_xport *x, int peer, int lane)
     struct coll_stream *s = &l->s[lane];
     if (link_broken(c, l))
         return 0;
-    if (l->final && (int32_t)(s->posted - l->peer_sent[lane]) >= 0) {
+    if (l->final && (int32_t)(coll_x_aposted(s) - l->peer_sent[lane]) >= 0) {
         if (!c->nxt) /* else nxt asks: cur posted all its receives before nxt began */
             peer_left(c, l, "receive from", lane); /* it sent its last message already */
         return 0;
     }
-    return s->posted - s->landed < ALGO_POST_MAX;
+    return s->nstand > 0 || s->posted - s->landed < ALGO_POST_MAX;
+}
+
+uint32_t coll_x_aposted(const struct coll_stream *s)
+{
+    return s->posted - s->nstand;
+}
+
+/* A standing receive that landed before an operation took it is not the operations' yet. */
+uint32_t coll_x_alanded(const struct coll_stream *s)
+{
+    uint32_t ap = coll_x_aposted(s);
+    return (int32_t)(s->landed - ap) > 0 ? ap : s->landed;
 }
 
 static uint32_t x_sent(struct algo_xport *x, int peer, int lane)
@@ -125,12 +138,12 @@ static uint32_t x_sdone(struct algo_xport *x, int peer, int lane)
 
 static uint32_t x_posted(struct algo_xport *x, int peer, int lane)
 {
-    return coll_x_stream(xport_comm(x), peer, lane, 1)->posted;
+    return coll_x_aposted(coll_x_stream(xport_comm(x), peer, lane, 1));
 }
 
 static uint32_t x_landed(struct algo_xport *x, int peer, int lane)
 {
-    return coll_x_stream(xport_comm(x), peer, lane, 1)->landed;
+    return coll_x_alanded(coll_x_stream(xport_comm(x), peer, lane, 1));
 }
 
 static char *x_slot(struct algo_xport *x, int peer, int lane, int i, struct fab_mr **mr)
@@ -145,6 +158,9 @@ static char *x_slot(struct algo_xport *x, int peer, int lane, int i, struct fab_
 static int x_slot_take(struct algo_xport *x, int peer, int lane)
 {
     struct coll_stream *s = coll_x_stream(xport_comm(x), peer, lane, 1);
+    int st = coll_x_stand_slot(s); /* the next receive is a standing one: it is there already */
+    if (st >= 0)
+        return st;
     for (int i = 0; i < ALGO_SLOTS; i++) {
         if (!(s->busy & (1u << i))) {
             s->busy |= (uint8_t)(1u << i);
@@ -195,8 +211,17 @@ static int x_send(struct algo_xport *x, int peer, int lane, const void *buf, siz
     struct coll_stream *s = &l->s[lane];
     if (!l->ep)
         return link_closed(c, l, "send to", lane);
-    int rc = c->ops->post_send(l->ep, lane, buf, len, coll_mr_in(c, l->dom, mr),
-                               COLL_WR(COLL_WR_DSEND, li, lane, s->sent));
+    int rides = lane == 0 && c->ops->post_send_imm;
+    /* First: it may post standing receives, and a post that fails may fail the comm, which
+     * closes every endpoint. */
+    uint32_t imm = rides ? coll_x_ride(c, peer) : 0;
+    if (!l->ep)
+        return jaccl_sticky_status(&c->fail) ? jaccl_sticky_status(&c->fail)
+                                             : link_closed(c, l, "send to", lane);
+    struct fab_mr *lmr = coll_mr_in(c, l->dom, mr);
+    uint64_t wr = COLL_WR(COLL_WR_DSEND, li, lane, s->sent);
+    int rc = rides ? c->ops->post_send_imm(l->ep, lane, buf, len, lmr, imm, wr)
+                   : c->ops->post_send(l->ep, lane, buf, len, lmr, wr);
     if (rc != 0)
         return post_failed(c, l, rc, "send", len);
     s->sent++;
@@ -210,6 +235,10 @@ static int x_recv(struct algo_xport *x, int peer, int lane, void *buf, size_t le
     int li = coll_x_link(c, peer, lane, 1);
     struct coll_link *l = &c->links[li];
     struct coll_stream *s = &l->s[lane];
+    /* Before the link check: a standing receive may hold bytes the peer sent before it left
+     * (x_can_recv said whether it did). */
+    if (s->nstand > 0)
+        return coll_x_stand_take(c, l, s, buf, len);
     if (!l->ep)
         return link_closed(c, l, "receive from", lane);
     int rc = c->ops->post_recv(l->ep, lane, buf, len, coll_mr_in(c, l->dom, mr),
@@ -217,6 +246,7 @@ static int x_recv(struct algo_xport *x, int peer, int lane, void *buf, size_t le
     if (rc != 0)
         return post_failed(c, l, rc, "receive", len);
     s->exp_len[s->posted % ALGO_POST_MAX] = (uint32_t)len;
+    s->stand_slot[s->posted % ALGO_POST_MAX] = -1;
     s->posted++;
     return 0;
 }
@@ -288,11 +318,11 @@ static void link_down(struct coll_comm *c, struct coll_link *l, enum fab_wc_stat
         coll_x_check_left(c);
 }
 
-/* A control message (credits, goodbye) or control receive that could not be posted: no
- * operation needs it by itself, so an endpoint that broke is the link going down, not a
- * failure of the comm. */
-static void ctrl_post_failed(struct coll_comm *c, struct coll_link *l, int rc, const char *what,
-                             size_t len)
+/* A control message (credits, goodbye), control receive or standing receive that could not be
+ * posted: no operation needs it by itself, so an endpoint that broke is the link going down, not
+ * a failure of the comm. */
+void coll_x_aside_failed(struct coll_comm *c, struct coll_link *l, int rc, const char *what,
+                         size_t len)
 {
     if (!link_broken(c, l))
         post_failed(c, l, rc, what, len);
@@ -323,11 +353,14 @@ void coll_x_check_sig(struct coll_comm *c, const struct coll_req *q)
  * a receiver posts at most ALGO_POST_MAX past what has landed (<= what we sent); a sender never
  * sends past our grants. Anything else is the peer's bug. (Its send count may trail what has
  * landed here: data lanes may overtake the control lane.) */
-static int ctrl_counts_ok(const struct coll_link *l, const struct coll_ctrl *m, int ndata)
+static int ctrl_counts_ok(const struct coll_comm *c, const struct coll_link *l,
+                          const struct coll_ctrl *m)
 {
-    for (int i = 0; i < ndata; i++) {
+    for (int i = 0; i < c->ndata; i++) {
         const struct coll_stream *s = &l->s[i];
-        if ((int32_t)(m->posted[i] - s->granted) < 0 ||
+        /* Lane 0's grants also ride on the data (coll_x_rode), which may overtake this one. */
+        int rides = i == 0 && c->ops->post_send_imm;
+        if ((!rides && (int32_t)(m->posted[i] - s->granted) < 0) ||
             (int32_t)(m->posted[i] - s->sent) > ALGO_POST_MAX ||
             (int32_t)(m->sent[i] - s->posted) > 0)
             return 0;
@@ -339,7 +372,7 @@ void coll_x_nxt_begins(struct coll_comm *c)
 {
     for (int li = 0; li < c->nlinks; li++)
         for (int i = 0; i < c->ndata; i++)
-            c->links[li].s[i].nxt_from = c->links[li].s[i].posted;
+            c->links[li].s[i].nxt_from = coll_x_aposted(&c->links[li].s[i]);
 }
 
 /* cur's receives on a stream are those below nxt_from while nxt runs, else all posted ones.
@@ -350,7 +383,7 @@ void coll_x_check_left(struct coll_comm *c)
     for (int li = 0; li < c->nlinks; li++) {
         const struct coll_link *l = &c->links[li];
         for (int i = 0; l->final && i < c->ndata; i++) {
-            uint32_t need = c->nxt ? l->s[i].nxt_from : l->s[i].posted;
+            uint32_t need = c->nxt ? l->s[i].nxt_from : coll_x_aposted(&l->s[i]);
             if ((int32_t)(need - l->peer_sent[i]) > 0) {
                 peer_left(c, l, "receive from", i);
                 return;
@@ -375,13 +408,14 @@ static void on_ctrl(struct coll_comm *c, struct coll_link *l, int li, uint32_t i
 {
     struct coll_ctrl m;
     if (coll_ctrl_decode(&l->rx[idx % COLL_CTRL_N], len, c->ndata, l->peer, &m) != 0 ||
-        !ctrl_counts_ok(l, &m, c->ndata)) {
+        !ctrl_counts_ok(c, l, &m)) {
         coll_fail(c, -EPROTO, "malformed control message from rank %d (%s): %u bytes", l->peer,
                   l->desc, len);
         return;
     }
     for (int i = 0; i < c->ndata; i++)
-        l->s[i].granted = m.posted[i];
+        if ((int32_t)(m.posted[i] - l->s[i].granted) > 0)
+            l->s[i].granted = m.posted[i];
     l->peer_seq = m.op_seq;
     l->peer_sig = m.op_sig;
     if (m.flags & COLL_CTRL_BYE)
@@ -397,19 +431,32 @@ static void on_ctrl(struct coll_comm *c, struct coll_link *l, int li, uint32_t i
                                coll_mr_in(c, l->dom, c->ctrl_mr),
                                COLL_WR(COLL_WR_CRECV, li, c->ndata, idx));
     if (rc != 0 && !link_done(c, l))
-        ctrl_post_failed(c, l, rc, "control receive", sizeof(m));
+        coll_x_aside_failed(c, l, rc, "control receive", sizeof(m));
+}
+
+int coll_x_bad_len(struct coll_comm *c, const struct coll_link *l, int lane, uint32_t got,
+                   uint32_t want, uint32_t idx)
+{
+    return coll_fail(c, -EMSGSIZE,
+                     "rank %d (%s) sent %u bytes on lane %d where %u were expected (message %u): "
+                     "the ranks disagree about the operation's parameters",
+                     l->peer, l->desc, got, lane, want, idx);
 }
 
 static void on_data(struct coll_comm *c, struct coll_link *l, const struct fab_wc *wc)
 {
     int lane = COLL_WR_LANE(wc->wr_id);
     struct coll_stream *s = &l->s[lane];
-    uint32_t idx = COLL_WR_IDX(wc->wr_id);
-    if (idx != s->landed || wc->len != s->exp_len[idx % ALGO_POST_MAX]) {
-        coll_fail(c, -EMSGSIZE,
-                  "rank %d (%s) sent %u bytes on lane %d where %u were expected (message %u): "
-                  "the ranks disagree about the operation's parameters",
-                  l->peer, l->desc, wc->len, lane, s->exp_len[idx % ALGO_POST_MAX], idx);
+    uint32_t idx = COLL_WR_IDX(wc->wr_id), i = idx % ALGO_POST_MAX;
+    if (lane == 0 && c->ops->post_send_imm)
+        coll_x_rode(c, l, wc->imm);
+    if (idx == s->landed && s->stand_slot[i] >= 0) {
+        s->landed++;
+        coll_x_stand_landed(c, l, s, idx, wc->len);
+        return;
+    }
+    if (idx != s->landed || wc->len != s->exp_len[i]) {
+        coll_x_bad_len(c, l, lane, wc->len, s->exp_len[i], idx);
         return;
     }
     s->landed++;
@@ -471,6 +518,9 @@ int coll_x_poll(struct coll_comm *c)
             if (wc[i].status == FAB_WC_OK || !defer_failure(&wc[i], failed, &nfailed))
                 on_wc(c, &wc[i]);
         total += n;
+        if (n < 32)
+            break; /* the poll drove the endpoints and this was all: another would only cost
+                    * them a readiness check each (a system call per TCP endpoint) */
     }
     for (int i = 0; i < nfailed; i++)
         on_wc(c, &failed[i]);
@@ -501,10 +551,11 @@ static void send_ctrl(struct coll_comm *c, struct coll_link *l, int li, uint32_t
     int rc = c->ops->post_send(l->ep, c->ndata, m, sizeof(*m), coll_mr_in(c, l->dom, c->ctrl_mr),
                                COLL_WR(COLL_WR_CSEND, li, c->ndata, l->tx_posted));
     if (rc != 0) {
-        ctrl_post_failed(c, l, rc, "control message", sizeof(*m));
+        coll_x_aside_failed(c, l, rc, "control message", sizeof(*m));
         return;
     }
     l->tx_posted++;
+    jaccl_count(JACCL_CNT_COLL_CTRL, 1);
     for (int i = 0; i < c->ndata; i++)
         l->s[i].advertised = l->s[i].posted;
 }

@@ -12,6 +12,7 @@
 #include "core/registry.h"
 #include "core/state.h"
 #include "util/clock.h"
+#include "util/counters.h"
 #include "util/log.h"
 
 static const char *p2p_dir(const struct p2p_comm *c)
@@ -350,6 +351,7 @@ static void warn_if_stuck(struct p2p_comm *c, struct p2p_req *r)
 
 static int p2p_test(void *request, int *done, int *sizes)
 {
+    jaccl_count(JACCL_CNT_TEST, 1);
     struct p2p_req *r = jaccl_reg_find(request, JO_P2P_REQ, "test", NULL);
     if (!r || !done)
         return -EFAULT;

@@ -1,7 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The registry of live objects: a sorted array of disjoint address ranges, searched by binary
- * search under one mutex. Entries are few (a handful per comm) and every close removes its
- * own, so the array stays as small as the number of live objects. */
+/* The registry of live objects. Two views of the same entries:
+ *
+ * - for the writers (add, del, take, drain: creating and closing objects), a sorted array of
+ *   disjoint address ranges under one mutex, g_wlock, as before;
+ * - for the readers (find: every entry point, the data path included), a hash index that is
+ *   read without any lock (reg_index.c): NCCL's proxy threads call isend/irecv/test for every
+ *   connection of every channel, and one process-wide lock there made them take turns.
+ *
+ * The writers keep both in step, under g_wlock; an entry is in the index from the moment add
+ * returns until del (or take) has removed it, which is before the caller frees the object. */
 #include "core/registry.h"
 
 #include <errno.h>
@@ -9,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/reg_index.h"
+#include "util/counters.h"
 #include "util/log.h"
 
 struct reg_entry {
@@ -18,11 +27,23 @@ struct reg_entry {
     void *owner;
 };
 
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t g_wlock = PTHREAD_MUTEX_INITIALIZER;
 static struct reg_entry *g_ent;
 static size_t g_n, g_cap;
 
-/* Index of the first entry with lo > p. Caller holds g_lock. */
+/* Only creating and closing objects come here: the debug counter shows the data path does not. */
+static void wlock(void)
+{
+    jaccl_count(JACCL_CNT_REG_LOCK, 1);
+    pthread_mutex_lock(&g_wlock);
+}
+
+static void wunlock(void)
+{
+    pthread_mutex_unlock(&g_wlock);
+}
+
+/* Index of the first entry with lo > p. Caller holds g_wlock. */
 static size_t upper(uintptr_t p)
 {
     size_t a = 0, b = g_n;
@@ -34,13 +55,6 @@ static size_t upper(uintptr_t p)
             b = m;
     }
     return a;
-}
-
-/* The entry containing p, or NULL. Caller holds g_lock. */
-static struct reg_entry *containing(uintptr_t p)
-{
-    size_t i = upper(p);
-    return i > 0 && p < g_ent[i - 1].hi ? &g_ent[i - 1] : NULL;
 }
 
 static int grow(void)
@@ -56,32 +70,45 @@ static int grow(void)
     return 0;
 }
 
+static struct reg_span span_of(const struct reg_entry *e)
+{
+    return (struct reg_span){e->lo, e->hi, e->stride, e->kind, e->owner};
+}
+
+/* Removes entry i from both views. Caller holds g_wlock. */
+static void remove_at(size_t i)
+{
+    reg_index_del(&(struct reg_span){g_ent[i].lo, g_ent[i].hi, 0, 0, NULL});
+    memmove(&g_ent[i], &g_ent[i + 1], (g_n - i - 1) * sizeof(*g_ent));
+    g_n--;
+}
+
 int jaccl_reg_add(void *base, size_t stride, unsigned count, uint32_t kind, void *owner)
 {
     uintptr_t lo = (uintptr_t)base;
     struct reg_entry e = {lo, count > 1 ? lo + stride * count : lo + 1, stride, kind, owner};
-    pthread_mutex_lock(&g_lock);
+    wlock();
     int rc = grow();
+    if (rc == 0)
+        rc = reg_index_add(&(struct reg_span){e.lo, e.hi, e.stride, e.kind, e.owner});
     if (rc == 0) {
         size_t i = upper(lo);
         memmove(&g_ent[i + 1], &g_ent[i], (g_n - i) * sizeof(*g_ent));
         g_ent[i] = e;
         g_n++;
     }
-    pthread_mutex_unlock(&g_lock);
+    wunlock();
     return rc;
 }
 
 void jaccl_reg_del(const void *base)
 {
     uintptr_t lo = (uintptr_t)base;
-    pthread_mutex_lock(&g_lock);
+    wlock();
     size_t i = upper(lo);
-    if (i > 0 && g_ent[i - 1].lo == lo) {
-        memmove(&g_ent[i - 1], &g_ent[i], (g_n - i) * sizeof(*g_ent));
-        g_n--;
-    }
-    pthread_mutex_unlock(&g_lock);
+    if (i > 0 && g_ent[i - 1].lo == lo)
+        remove_at(i - 1);
+    wunlock();
 }
 
 static const char *kind_name(uint32_t k)
@@ -112,27 +139,15 @@ static const char *kind_name(uint32_t k)
     }
 }
 
-/* The lookup both find and take make; take also unregisters, under the same lock, so that of
- * two racing closes only one gets the object. */
-static void *lookup(const void *p, uint32_t kinds, const char *what, void **owner, int take)
+/* The kind of the live object at exactly p (an element's start, for arrays), or 0. */
+static uint32_t kind_at(const struct reg_span *s, uintptr_t p)
 {
-    uintptr_t a = (uintptr_t)p;
-    pthread_mutex_lock(&g_lock);
-    struct reg_entry *e = p ? containing(a) : NULL;
-    int aligned = e && (e->hi == e->lo + 1 || (a - e->lo) % e->stride == 0);
-    uint32_t found = e && aligned ? e->kind : 0;
-    if (found & kinds) {
-        if (owner)
-            *owner = e->owner;
-        if (take) {
-            size_t i = (size_t)(e - g_ent);
-            memmove(e, e + 1, (g_n - i - 1) * sizeof(*e));
-            g_n--;
-        }
-    }
-    pthread_mutex_unlock(&g_lock);
-    if (found & kinds)
-        return (void *)p;
+    int aligned = s->hi == s->lo + 1 || (p - s->lo) % s->stride == 0;
+    return aligned ? s->kind : 0;
+}
+
+static void *refuse(const void *p, uint32_t kinds, uint32_t found, const char *what)
+{
     const char *want = kinds & (kinds - 1) ? "comm" : kind_name(kinds);
     if (!p)
         JWARN("%s: NULL %s", what, want);
@@ -143,29 +158,52 @@ static void *lookup(const void *p, uint32_t kinds, const char *what, void **owne
     return NULL;
 }
 
+/* No lock: the index is read as it stands. NCCL never calls on an object concurrently with its
+ * close, so an object found here stays live until this call returns. */
 void *jaccl_reg_find(const void *p, uint32_t kinds, const char *what, void **owner)
 {
-    return lookup(p, kinds, what, owner, 0);
+    struct reg_span s;
+    uint32_t found = p && reg_index_find((uintptr_t)p, &s) ? kind_at(&s, (uintptr_t)p) : 0;
+    if (!(found & kinds))
+        return refuse(p, kinds, found, what);
+    if (owner)
+        *owner = s.owner;
+    return (void *)p;
 }
 
+/* Found and unregistered under the writers' lock, so that of two racing closes only one gets
+ * the object. */
 void *jaccl_reg_take(const void *p, uint32_t kinds, const char *what, void **owner)
 {
-    return lookup(p, kinds, what, owner, 1);
+    uintptr_t a = (uintptr_t)p;
+    uint32_t found = 0;
+    wlock();
+    size_t i = p ? upper(a) : 0;
+    if (i > 0 && a < g_ent[i - 1].hi) {
+        struct reg_span s = span_of(&g_ent[i - 1]);
+        found = kind_at(&s, a);
+        if (found & kinds) {
+            if (owner)
+                *owner = s.owner;
+            remove_at(i - 1);
+        }
+    }
+    wunlock();
+    return found & kinds ? (void *)p : refuse(p, kinds, found, what);
 }
 
 void jaccl_reg_drain(const void *owner, uint32_t kind, void (*fn)(void *obj))
 {
     for (;;) {
         void *obj = NULL;
-        pthread_mutex_lock(&g_lock);
+        wlock();
         for (size_t i = 0; i < g_n && !obj; i++) {
             if (g_ent[i].kind == kind && g_ent[i].owner == owner) {
                 obj = (void *)g_ent[i].lo;
-                memmove(&g_ent[i], &g_ent[i + 1], (g_n - i - 1) * sizeof(*g_ent));
-                g_n--;
+                remove_at(i);
             }
         }
-        pthread_mutex_unlock(&g_lock);
+        wunlock();
         if (!obj)
             return;
         fn(obj);
@@ -174,8 +212,8 @@ void jaccl_reg_drain(const void *owner, uint32_t kind, void (*fn)(void *obj))
 
 size_t jaccl_reg_count(void)
 {
-    pthread_mutex_lock(&g_lock);
+    wlock();
     size_t n = g_n;
-    pthread_mutex_unlock(&g_lock);
+    wunlock();
     return n;
 }

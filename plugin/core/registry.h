@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The one lifetime rule for every object NCCL holds (init contexts, listen / send / recv /
  * CollNet comms, memory handles, requests, tuner contexts): it is registered, by address range
- * and kind, while it is live; every entry point looks the pointer up here, under one lock,
- * before reading through it; a close unregisters, then frees. A pointer to a closed object, to
- * something that was never ours, or to an object of another kind is refused with a WARN, and
- * nothing is read through it. Nothing is kept once an object is freed. */
+ * and kind, while it is live; every entry point looks the pointer up here before reading through
+ * it, without a lock (core/reg_index.h); a close unregisters (under the writers' lock), then
+ * frees. A pointer to a closed object, to something that was never ours, or to an object of
+ * another kind is refused with a WARN, and nothing is read through it. Nothing is kept once an
+ * object is freed. */
 #ifndef JACCL_CORE_REGISTRY_H
 #define JACCL_CORE_REGISTRY_H
 
@@ -32,7 +33,7 @@ int jaccl_reg_add(void *base, size_t stride, unsigned count, uint32_t kind, void
 /* Unregisters the entry registered at `base` (no-op if none). */
 void jaccl_reg_del(const void *base);
 /* p itself if it is a live object of one of the `kinds` (and *owner, if asked, its owner);
- * else NULL with a WARN naming `what` and what p is. */
+ * else NULL with a WARN naming `what` and what p is. Takes no lock: the data path's check. */
 void *jaccl_reg_find(const void *p, uint32_t kinds, const char *what, void **owner);
 /* jaccl_reg_find, and if found also unregistered in the same step: what every close and
  * finalize starts with, so two racing closes cannot both free the object. Only for objects

@@ -135,7 +135,7 @@ struct fab_wc {
     enum fab_wc_op op;
     enum fab_wc_status status;
     uint32_t len; /* bytes received (RECV, RECV_IMM); bytes sent for SEND/WRITE */
-    uint32_t imm; /* RECV_IMM only; see FAB_IMM_MAX */
+    uint32_t imm; /* RECV_IMM; RECV of a post_send_imm SEND (0 for post_send); FAB_IMM_MAX */
     int lane;
 };
 
@@ -257,6 +257,11 @@ struct fab_ops {
     int (*post_write_imm)(struct fab_ep *ep, int lane, const void *buf, size_t len,
                           struct fab_mr *mr, struct fab_remote_buf dst, uint32_t imm,
                           uint64_t wr_id);
+    /* A SEND whose RECV completion carries imm (<= FAB_IMM_MAX) in fab_wc.imm: 16 bits that
+     * ride on a message sent anyway instead of a message of their own. NULL where the back end
+     * cannot (verbs: a SEND's immediate bits are its own); callers then send them otherwise. */
+    int (*post_send_imm)(struct fab_ep *ep, int lane, const void *buf, size_t len,
+                         struct fab_mr *mr, uint32_t imm, uint64_t wr_id);
 };
 
 /* Human-readable status for WARNs. */

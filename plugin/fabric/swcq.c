@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The software completion queue shared by both back ends (see swcq.h). */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sched.h>
+#include <sys/epoll.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "fabric/swcq.h"
 #include "util/clock.h"
@@ -18,6 +20,8 @@
 #define SWCQ_SLICE_NS 200000000ull
 /* The spin never shrinks below the most / this, so it keeps probing whether it pays again. */
 #define SWCQ_SPIN_FLOOR_DIV 16
+/* Readable sockets one readiness check lists; more and every source reads all of its own. */
+#define SWCQ_READY_MAX 64
 
 int fab_swcq_create(struct fab_domain *dom, int depth, struct fab_cq **out)
 {
@@ -35,6 +39,7 @@ int fab_swcq_create(struct fab_domain *dom, int depth, struct fab_cq **out)
     pthread_mutex_init(&cq->mu, NULL);
     pthread_mutex_init(&cq->src_mu, NULL);
     cq->spin_max_ns = (uint64_t)jaccl_param_int(JP_SPIN_US) * 1000;
+    cq->epfd = -1;
     atomic_init(&cq->spin_ns, cq->spin_max_ns);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -53,6 +58,8 @@ void fab_swcq_destroy(struct fab_cq *fcq)
     pthread_cond_destroy(&cq->cv);
     pthread_mutex_destroy(&cq->mu);
     pthread_mutex_destroy(&cq->src_mu);
+    if (cq->epfd >= 0)
+        close(cq->epfd);
     free(cq->ring);
     free(cq);
 }
@@ -127,6 +134,56 @@ void fab_swcq_detach(struct fab_cq *fcq, struct fab_cq_src *src)
     pthread_mutex_unlock(&cq->src_mu);
 }
 
+int fab_swcq_watch(struct fab_cq *fcq, int fd, struct fab_cq_fd *ref)
+{
+    struct fab_swcq *cq = fab_swcq_of(fcq);
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = ref};
+    int rc = 0;
+
+    pthread_mutex_lock(&cq->src_mu);
+    if (cq->epfd < 0)
+        cq->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (cq->epfd < 0 || epoll_ctl(cq->epfd, EPOLL_CTL_ADD, fd, &ev) != 0)
+        rc = -errno;
+    else
+        cq->nwatch++;
+    pthread_mutex_unlock(&cq->src_mu);
+    return rc;
+}
+
+void fab_swcq_unwatch(struct fab_cq *fcq, int fd)
+{
+    struct fab_swcq *cq = fab_swcq_of(fcq);
+
+    pthread_mutex_lock(&cq->src_mu);
+    if (cq->epfd >= 0 && epoll_ctl(cq->epfd, EPOLL_CTL_DEL, fd, NULL) == 0)
+        cq->nwatch--;
+    pthread_mutex_unlock(&cq->src_mu);
+}
+
+/* One epoll_wait for every watched socket: which sources have bytes, and on which sockets.
+ * Caller holds src_mu. */
+static void swcq_check_ready(struct fab_swcq *cq)
+{
+    struct epoll_event ev[SWCQ_READY_MAX];
+    int n = -1;
+
+    if (cq->nwatch > 0) {
+        n = epoll_wait(cq->epfd, ev, SWCQ_READY_MAX, 0);
+        jaccl_count(JACCL_CNT_POLL_READY, 1);
+    }
+    uint32_t base = n < 0 || n == SWCQ_READY_MAX ? FAB_CQ_READY_ALL : 0;
+    uint64_t now = jaccl_now_ns();
+    for (struct fab_cq_src *s = cq->srcs; s; s = s->next) {
+        s->ready = base;
+        s->now = now;
+    }
+    for (int i = 0; i < n; i++) {
+        const struct fab_cq_fd *ref = ev[i].data.ptr;
+        ref->src->ready |= ref->bit;
+    }
+}
+
 static int swcq_drive(struct fab_swcq *cq)
 {
     int moved = 0;
@@ -134,6 +191,7 @@ static int swcq_drive(struct fab_swcq *cq)
     /* Another poller holding it is driving the same sources right now: nothing to add. */
     if (pthread_mutex_trylock(&cq->src_mu) != 0)
         return 0;
+    swcq_check_ready(cq);
     for (struct fab_cq_src *s = cq->srcs; s; s = s->next)
         moved += s->drive(s);
     pthread_mutex_unlock(&cq->src_mu);

@@ -25,6 +25,18 @@ struct fab_cq_src {
     /* The poller is about to sleep in cq_wait: the back end's own threads must watch for
      * everything again, at once (a back end that stepped back while pollers were active). */
     void (*quiet)(struct fab_cq_src *src);
+    /* Set just before each drive() (under src_mu): the bits of the source's watched sockets
+     * (fab_swcq_watch) the CQ's readiness check found readable, or FAB_CQ_READY_ALL where it
+     * cannot tell (it watches nothing, or more sockets were readable than it could list). */
+    uint32_t ready;
+    uint64_t now; /* jaccl_now_ns() of this poll, read once for every source, set with ready */
+};
+#define FAB_CQ_READY_ALL UINT32_MAX
+
+/* A socket a source has the CQ watch: its source and the bit that stands for it in `ready`. */
+struct fab_cq_fd {
+    struct fab_cq_src *src;
+    uint32_t bit;
 };
 
 /* The CQ's head (fabric.h) comes first; the fab_swcq_* functions take the head and convert. */
@@ -42,6 +54,10 @@ struct fab_swcq {
      * pollers trylock it, attach/detach lock it, so a detach waits for a drive in flight. */
     pthread_mutex_t src_mu;
     struct fab_cq_src *srcs;
+    /* One readiness check per poll for every watched socket of every source (a level-triggered
+     * epoll set; -1 until the first watch), instead of one per source: a CollNet comm's CQ
+     * serves an endpoint per peer, and most polls find nothing. Under src_mu. */
+    int epfd, nwatch;
     /* cq_wait's spin (NCCL_JACCL_SPIN_US): the most, and what it is now; it halves after
      * a spin that found nothing and is back at the most after one that did. */
     uint64_t spin_max_ns;
@@ -59,6 +75,11 @@ void fab_swcq_wake(struct fab_cq *cq);
  * before freeing the endpoint (detach returns only when no drive() of it is running). */
 void fab_swcq_attach(struct fab_cq *cq, struct fab_cq_src *src);
 void fab_swcq_detach(struct fab_cq *cq, struct fab_cq_src *src);
+/* Back ends have the CQ's readiness check cover a socket of an attached source (EPOLLIN, level:
+ * readable while it holds bytes), and stop before the socket is closed or the source detached
+ * and freed. watch returns 0 or a negative errno. */
+int fab_swcq_watch(struct fab_cq *cq, int fd, struct fab_cq_fd *ref);
+void fab_swcq_unwatch(struct fab_cq *cq, int fd);
 /* Runs every attached source once (skipped if another poller is at it); returns the sum of
  * their drive() results. cq_poll calls it when the ring alone cannot fill the caller's array. */
 int fab_swcq_drive(struct fab_cq *cq);

@@ -20,11 +20,19 @@ static struct jaccl_cnt_hdr *g_map; /* the file's mapping, or NULL */
 static char g_path[4096];           /* the file's name once %p is expanded */
 
 static const char *const g_names[JACCL_CNT_NUM] = {
-        [JACCL_CNT_SENDMSG] = "sendmsg",           [JACCL_CNT_RECVMSG] = "recvmsg_io",
-        [JACCL_CNT_RECVMSG_POLL] = "recvmsg_poll", [JACCL_CNT_EPOLL_WAKE] = "epoll_wake",
-        [JACCL_CNT_EVENTFD_WAKE] = "eventfd_wake", [JACCL_CNT_CQ_SIGNAL] = "cq_signal",
-        [JACCL_CNT_STAGE_BYTES] = "stage_bytes",   [JACCL_CNT_HANDOFF] = "io_handoff",
+        [JACCL_CNT_SENDMSG] = "sendmsg",
+        [JACCL_CNT_RECVMSG] = "recvmsg_io",
+        [JACCL_CNT_RECVMSG_POLL] = "recvmsg_poll",
+        [JACCL_CNT_EPOLL_WAKE] = "epoll_wake",
+        [JACCL_CNT_EVENTFD_WAKE] = "eventfd_wake",
+        [JACCL_CNT_CQ_SIGNAL] = "cq_signal",
+        [JACCL_CNT_STAGE_BYTES] = "stage_bytes",
+        [JACCL_CNT_HANDOFF] = "io_handoff",
         [JACCL_CNT_POLL_READY] = "poll_ready",
+        [JACCL_CNT_REG_LOCK] = "reg_lock",
+        [JACCL_CNT_TEST] = "test",
+        [JACCL_CNT_COLL_CTRL] = "coll_ctrl",
+        [JACCL_CNT_COLL_THREAD] = "coll_thread",
 };
 
 /* `tmpl` with every %p replaced by the pid (several ranks on one host share a template).

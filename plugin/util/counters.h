@@ -23,6 +23,10 @@ enum jaccl_counter {
     JACCL_CNT_STAGE_BYTES,  /* payload bytes copied out of a receive staging buffer */
     JACCL_CNT_HANDOFF,      /* an I/O thread switched between reading and leaving it to pollers */
     JACCL_CNT_POLL_READY,   /* readiness checks (epoll_wait, timeout 0) by a thread polling a CQ */
+    JACCL_CNT_REG_LOCK,     /* the object registry's process-wide lock taken (core/registry.c) */
+    JACCL_CNT_TEST,         /* test() calls, p2p and CollNet */
+    JACCL_CNT_COLL_CTRL,    /* CollNet control messages posted (credits, goodbyes) */
+    JACCL_CNT_COLL_THREAD,  /* CollNet progress-thread rounds that moved something (a hand-off) */
     JACCL_CNT_NUM
 };
 

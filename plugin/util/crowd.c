@@ -74,7 +74,11 @@ static void crowd_sample(void)
 
 int jaccl_cpu_crowded(void)
 {
-    uint64_t now = jaccl_now_ns();
+    return jaccl_cpu_crowded_at(jaccl_now_ns());
+}
+
+int jaccl_cpu_crowded_at(uint64_t now)
+{
     int forced = atomic_load_explicit(&g_forced, memory_order_relaxed);
 
     if (forced >= 0)
@@ -95,7 +99,12 @@ void jaccl_cpu_crowd_force(int v)
 
 int jaccl_cpu_poller_owns(int host_ranks, int big_recent)
 {
-    if (!jaccl_cpu_crowded())
+    return jaccl_cpu_poller_owns_at(host_ranks, big_recent, jaccl_now_ns());
+}
+
+int jaccl_cpu_poller_owns_at(int host_ranks, int big_recent, uint64_t now)
+{
+    if (!jaccl_cpu_crowded_at(now))
         return 1;
     return !big_recent && host_ranks > 0 && host_ranks <= 2 * jaccl_cpus_usable();
 }

@@ -6,10 +6,14 @@
 #ifndef JACCL_UTIL_CROWD_H
 #define JACCL_UTIL_CROWD_H
 
+#include <stdint.h>
+
 /* 1 if, averaged over the last ~100 ms, more than twice as many threads were runnable as this
  * process may use CPUs. Cheap: the system's count (/proc/loadavg) is sampled at most every 20 ms by
  * whichever caller comes first; where it cannot be read the answer is 0. */
 int jaccl_cpu_crowded(void);
+/* The same, for a caller that has read the clock already (now: jaccl_now_ns()). */
+int jaccl_cpu_crowded_at(uint64_t now);
 /* CPUs this process may run on (its affinity mask when first asked), at least 1. */
 int jaccl_cpus_usable(void);
 /* Tests: 0 or 1 fixes the answer, -1 measures again. */
@@ -24,5 +28,7 @@ void jaccl_cpu_crowd_force(int v);
  * the poller. Each half of the rule was measured (docs/performance.md, "Where the code's
  * constants come from"). */
 int jaccl_cpu_poller_owns(int host_ranks, int big_recent);
+/* The same, with the clock read already (a poll reads it once for every endpoint). */
+int jaccl_cpu_poller_owns_at(int host_ranks, int big_recent, uint64_t now);
 
 #endif

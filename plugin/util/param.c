@@ -120,8 +120,10 @@ static const struct jaccl_param_desc g_params[JP_NUM_PARAMS] = {
               "With `NCCL_JACCL_ALGO=auto`, in communicators of 4, 8, 16 ... ranks (at most "
               "`NCCL_JACCL_MESH_MAX_RANKS`), messages above this size and up to "
               "`NCCL_JACCL_RHD_MAX_BYTES` use recursive halving-doubling instead of the mesh or "
-              "the ring. The default is the mesh/halving-doubling crossover measured on loopback "
-              "TCP for 4 and 8 ranks (docs/performance.md)."),
+              "the ring; smaller ones too where it sends fewer messages per rank than the mesh "
+              "(reduce-scatter and all-gather from 4 ranks, all-reduce from 8). The default is the "
+              "mesh/halving-doubling crossover measured on loopback TCP for 4 and 8 ranks "
+              "(docs/performance.md)."),
         P_INT(JP_RHD_MAX_BYTES, "NCCL_JACCL_RHD_MAX_BYTES", 4194304, 0, (int64_t)1 << 40, "bytes",
               NULL, S_COLL,
               "The upper end of that range: larger messages use the ring. `0` = never use "

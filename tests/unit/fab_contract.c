@@ -257,6 +257,42 @@ static void fc_send_recv_sizes(void **state)
     free(dst);
 }
 
+/* post_send_imm: the RECV's completion carries the 16 bits, a plain SEND's carries 0, and more
+ * than 16 bits are refused at post time. */
+static void fc_send_imm(void **state)
+{
+    const struct fc_harness *h = harness(state, FC_SEND_IMM);
+    unsigned char src[64], dst[64];
+    const struct fab_ops *F = h->ops;
+    struct fab_wc wc;
+    struct pair p;
+
+    assert_non_null(F->post_send_imm); /* else the harness says why it has none */
+    pair_open(&p, h, 2, 8, 0);
+    struct fab_mr *smr = reg(&p, 0, src, sizeof(src)), *dmr = reg(&p, 1, dst, sizeof(dst));
+    fill(src, sizeof(src), 5);
+    assert_int_equal(F->post_recv(p.ep[1], 1, dst, sizeof(dst), dmr, 1), 0);
+    assert_int_equal(F->post_recv(p.ep[1], 1, dst, sizeof(dst), dmr, 2), 0);
+    assert_int_equal(F->post_send_imm(p.ep[0], 1, src, 40, smr, FAB_IMM_MAX + 1, 9), -EINVAL);
+    assert_int_equal(F->post_send_imm(p.ep[0], 1, src, 40, smr, 0xbeef, 10), 0);
+    assert_int_equal(F->post_send(p.ep[0], 1, src, 8, smr, 11), 0);
+    expect_wc(F, p.cq[0], FAB_WC_SEND, FAB_WC_OK, 10, 40);
+    expect_wc(F, p.cq[0], FAB_WC_SEND, FAB_WC_OK, 11, 8);
+    assert_int_equal(get_wc(F, p.cq[1], &wc), 1);
+    assert_int_equal(wc.op, FAB_WC_RECV);
+    assert_int_equal(wc.wr_id, 1);
+    assert_int_equal(wc.len, 40);
+    assert_int_equal(wc.imm, 0xbeef);
+    assert_int_equal(wc.lane, 1);
+    assert_int_equal(get_wc(F, p.cq[1], &wc), 1);
+    assert_int_equal(wc.wr_id, 2);
+    assert_int_equal(wc.imm, 0);
+    assert_memory_equal(dst, src, 8);
+    F->mr_dereg(smr);
+    F->mr_dereg(dmr);
+    pair_close(&p);
+}
+
 /* Many small messages back to back (TCP: frames batched in one read and one write). */
 static void fc_small_burst(void **state)
 {
@@ -880,7 +916,7 @@ int fc_run(const struct fc_harness *h)
             FC_TEST(fc_write_other_endpoint, h), FC_TEST(fc_len_err, h),
             FC_TEST(fc_queue_full, h),           FC_TEST(fc_cq_wait_timeout, h),
             FC_TEST(fc_cq_wait_wakes, h),        FC_TEST(fc_peer_close, h),
-            FC_TEST(fc_close_in_flight, h),
+            FC_TEST(fc_close_in_flight, h),      FC_TEST(fc_send_imm, h),
     };
 
     _Static_assert(sizeof(tests) / sizeof(tests[0]) == FC_NTESTS, "one entry per enum fc_test");

@@ -38,6 +38,7 @@ enum fc_test {
     FC_CQ_WAIT_WAKES,
     FC_PEER_CLOSE,
     FC_CLOSE_IN_FLIGHT,
+    FC_SEND_IMM,
     FC_NTESTS
 };
 

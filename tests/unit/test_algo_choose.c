@@ -32,6 +32,16 @@ static enum algo_id pick(int P, size_t count, const struct algo_choice *ch)
     return op.algo;
 }
 
+/* A reduce-scatter or all-gather of `bytes` in all (a window of P * bytes / P). */
+static enum algo_id pick_window(enum algo_kind kind, int P, size_t bytes,
+                                const struct algo_choice *ch)
+{
+    struct algo_op op = {.dtype = 7, .redop = 0};
+    algo_geom_window(&op.g, kind, P, 0, 4, bytes / (size_t)P, 0, bytes);
+    algo_choose(&op, ch);
+    return op.algo;
+}
+
 static void test_choice(void **state)
 {
     (void)state;
@@ -68,9 +78,17 @@ static void test_choice_rhd(void **state)
     assert_int_equal(pick(2, 100000, &ch), ALGO_RING); /* 2 ranks: the ring is as short */
     assert_int_equal(pick(6, 100000, &ch), ALGO_RING); /* not a power of two */
     assert_int_equal(pick(2, 1000, &ch), ALGO_MESH);   /* 2 ranks: the mesh's range as before */
-    assert_int_equal(pick(8, 100, &ch), ALGO_MESH);
-    ch.mesh_max_bytes = 0; /* no mesh: halving-doubling below its minimum too */
+    /* Small ones where it sends fewer messages per rank than the mesh's n - 1: all-reduce
+     * from 8 ranks (6 against 7; 4 ranks: 4 against 3), reduce-scatter and all-gather from 4
+     * (2 against 3). */
     assert_int_equal(pick(8, 100, &ch), ALGO_RHD);
+    assert_int_equal(pick(4, 100, &ch), ALGO_MESH);
+    assert_int_equal(pick_window(ALGO_REDUCESCATTER, 8, 4096, &ch), ALGO_RHD);
+    assert_int_equal(pick_window(ALGO_ALLGATHER, 4, 4096, &ch), ALGO_RHD);
+    assert_int_equal(pick_window(ALGO_REDUCESCATTER, 4, 4096, &ch), ALGO_RHD);
+    assert_int_equal(pick_window(ALGO_ALLGATHER, 2, 4096, &ch), ALGO_MESH);
+    ch.mesh_max_bytes = 0; /* no mesh: halving-doubling below its minimum too */
+    assert_int_equal(pick(4, 100, &ch), ALGO_RHD);
     ch.mesh_max_bytes = 65536;
     ch.force = ALGO_RHD;
     assert_int_equal(pick(2, 10, &ch), ALGO_RHD);

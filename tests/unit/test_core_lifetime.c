@@ -18,9 +18,10 @@
 
 #include "core/api.h"
 #include "core/registry.h"
+#include "core_pair.h"
 #include "util/log.h"
 
-#define BUF 4096
+#define BUF CORE_PAIR_BUF
 
 /* Every refusal must say why: WARNs are counted through NCCL's logger hook (atomic: the TCP
  * back end's I/O threads log too, e.g. a peer's close). */
@@ -49,13 +50,6 @@ static int threads(void)
     return n;
 }
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 /* The thread count once it is down to want, or what it still is after 10 s. A thread that was
  * just joined can still be listed for a moment (pthread_join returns when the kernel clears its
  * tid, a little before the task is released; longer on a loaded box, where the exiting thread
@@ -63,62 +57,13 @@ static double now(void)
  * list. */
 static int threads_down_to(int want)
 {
-    double t0 = now();
+    double t0 = core_now();
     int n = threads();
-    while (n > want && now() - t0 < 10) {
+    while (n > want && core_now() - t0 < 10) {
         nanosleep(&(struct timespec){0, 1000000}, NULL);
         n = threads();
     }
     return n;
-}
-
-static void nap(void)
-{
-    nanosleep(&(struct timespec){0, 100000}, NULL);
-}
-
-/* Connect and accept until both are done (30 s at most: the box is shared). */
-static void link_up(void *ctx, int dev, void *handle, void *lc, void **sc, void **rc)
-{
-    *sc = *rc = NULL;
-    double t0 = now();
-    while ((!*sc || !*rc) && now() - t0 < 30) {
-        if (!*sc)
-            assert_int_equal(jaccl_connect(ctx, dev, handle, sc, NULL), ncclSuccess);
-        if (!*rc)
-            assert_int_equal(jaccl_accept(lc, rc, NULL), ncclSuccess);
-        if (!*sc || !*rc)
-            nap();
-    }
-    assert_non_null(*sc);
-    assert_non_null(*rc);
-}
-
-/* One message each way is not needed: one send -> recv proves the comms work. */
-static void exchange(void *sc, void *rc, char *sbuf, char *rbuf, void *smh, void *rmh)
-{
-    void *rreq = NULL, *sreq = NULL, *d = rbuf;
-    size_t cap = BUF;
-    int tag = 3, done = 0, size = -1;
-    assert_int_equal(jaccl_irecv(rc, 1, &d, &cap, &tag, &rmh, NULL, &rreq), ncclSuccess);
-    assert_non_null(rreq);
-    memset(sbuf, 0x5a, 100);
-    double t0 = now();
-    while (!sreq && now() - t0 < 30) {
-        assert_int_equal(jaccl_isend(sc, sbuf, 100, 3, smh, NULL, &sreq), ncclSuccess);
-        if (!sreq)
-            nap();
-    }
-    assert_non_null(sreq);
-    for (int n = 0; n < 2 && now() - t0 < 30;) {
-        void *r = n == 0 ? sreq : rreq;
-        assert_int_equal(jaccl_test(r, &done, &size), ncclSuccess);
-        n += done;
-        if (!done)
-            nap();
-    }
-    assert_int_equal(size, 100);
-    assert_int_equal(rbuf[99], 0x5a);
 }
 
 static int setup(void **state)
@@ -183,7 +128,7 @@ static void p2p_use_after_close(void **state)
     size_t n0 = jaccl_reg_count();
     assert_int_equal(jaccl_init(&ctx, 1, NULL, NULL, NULL), ncclSuccess);
     assert_int_equal(jaccl_listen(ctx, 0, handle, &lc), ncclSuccess);
-    link_up(ctx, 0, handle, lc, &sc, &rc);
+    core_link_up(ctx, 0, handle, lc, &sc, &rc);
     assert_int_equal(jaccl_reg_mr(sc, sbuf, BUF, JACCL_MEM_HOST, &smh), ncclSuccess);
     assert_int_equal(jaccl_reg_mr(rc, rbuf, BUF, JACCL_MEM_HOST, &rmh), ncclSuccess);
     /* wrong kinds */
@@ -198,7 +143,7 @@ static void p2p_use_after_close(void **state)
     assert_null(d);
     MISUSE(jaccl_close_listen(lc));
     /* a deregistered handle */
-    exchange(sc, rc, sbuf, rbuf, smh, rmh);
+    core_exchange(sc, rc, sbuf, rbuf, smh, rmh);
     assert_int_equal(jaccl_dereg_mr(sc, smh), ncclSuccess);
     MISUSE(jaccl_dereg_mr(sc, smh));
     assert_int_equal(jaccl_isend(sc, sbuf, 10, 3, smh, NULL, &req), ncclInternalError);
@@ -245,12 +190,12 @@ static void pending_connect_matches_contents(void **state)
     assert_null(sc);
     /* The same buffer now holds B's handle: the connect must go to B. */
     memcpy(buf, hb, 128);
-    link_up(ctx, 0, buf, lb, &sc, &rc);
+    core_link_up(ctx, 0, buf, lb, &sc, &rc);
     char sbuf[BUF], rbuf[BUF];
     void *smh, *rmh;
     assert_int_equal(jaccl_reg_mr(sc, sbuf, BUF, JACCL_MEM_HOST, &smh), ncclSuccess);
     assert_int_equal(jaccl_reg_mr(rc, rbuf, BUF, JACCL_MEM_HOST, &rmh), ncclSuccess);
-    exchange(sc, rc, sbuf, rbuf, smh, rmh);
+    core_exchange(sc, rc, sbuf, rbuf, smh, rmh);
     assert_int_equal(jaccl_close_send(sc), ncclSuccess);
     assert_int_equal(jaccl_close_recv(rc), ncclSuccess);
     assert_int_equal(jaccl_close_listen(la), ncclSuccess);
@@ -270,7 +215,7 @@ static void finalize_with_comms_open(void **state)
     char handle[128], sbuf[BUF], rbuf[BUF];
     assert_int_equal(jaccl_init(&ctx, 3, NULL, NULL, NULL), ncclSuccess);
     assert_int_equal(jaccl_listen(ctx, 0, handle, &lc), ncclSuccess);
-    link_up(ctx, 0, handle, lc, &sc, &rc);
+    core_link_up(ctx, 0, handle, lc, &sc, &rc);
     assert_int_equal(jaccl_reg_mr(sc, sbuf, BUF, JACCL_MEM_HOST, &smh), ncclSuccess);
     assert_int_equal(jaccl_reg_mr(rc, rbuf, BUF, JACCL_MEM_HOST, &rmh), ncclSuccess);
     assert_true(threads() > t0); /* the TCP endpoints' I/O threads */
@@ -280,7 +225,7 @@ static void finalize_with_comms_open(void **state)
     assert_int_equal(jaccl_set_net_attr(ctx), ncclSuccess);
     assert_int_equal(jaccl_finalize(ctx), ncclSuccess);
     /* The comms keep the fabric: they still move data, and close cleanly. */
-    exchange(sc, rc, sbuf, rbuf, smh, rmh);
+    core_exchange(sc, rc, sbuf, rbuf, smh, rmh);
     assert_int_equal(jaccl_dereg_mr(sc, smh), ncclSuccess);
     assert_int_equal(jaccl_close_send(sc), ncclSuccess);
     assert_int_equal(jaccl_close_recv(rc), ncclSuccess); /* rmh released by the close */

@@ -51,6 +51,9 @@ static struct fc_harness verbs_harness = {
         .writes_done_when_sent = 0, /* a write completes once the peer acknowledged it */
         .skip =
                 {
+                        [FC_SEND_IMM] = "a SEND's immediate bits are the back end's own (its "
+                                        "sequence numbers and flags, verbs_wire.h): no "
+                                        "post_send_imm, its callers send those bits otherwise",
                         [FC_WRITE_OTHER_ENDPOINT] =
                                 "verbs scopes a registration per protection domain (one per fabric "
                                 "domain), as far as the NIC enforces it (fabric.h, mr_remote): a "

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The software CQ's inline-progress sources (fabric/swcq.h): cq_poll drives what is attached
  * and nothing once detached, cq_wait spins through the sources (NCCL_JACCL_SPIN_US) and tells
- * them before it sleeps. */
+ * them before it sleeps; one readiness check tells each source which of its watched sockets
+ * hold bytes. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -21,7 +24,8 @@ struct fake_src {
     struct fab_cq_src src;
     struct fab_cq *cq;
     int drives, quiets;
-    int push_on; /* the drive that pushes a completion (1-based); 0 = never */
+    int push_on;   /* the drive that pushes a completion (1-based); 0 = never */
+    uint32_t seen; /* src.ready at its last drive */
 };
 
 static int fake_drive(struct fab_cq_src *s)
@@ -29,6 +33,7 @@ static int fake_drive(struct fab_cq_src *s)
     struct fake_src *f = (struct fake_src *)s;
     struct fab_wc wc = {.wr_id = 42, .op = FAB_WC_RECV};
 
+    f->seen = s->ready;
     if (++f->drives != f->push_on)
         return 0;
     fab_swcq_push(f->cq, &wc);
@@ -64,6 +69,49 @@ static void test_poll_drives_attached(void **state)
     fab_swcq_detach(cq, &f.src);
     assert_int_equal(fab_swcq_poll(cq, wc, 4), 0);
     assert_int_equal(f.drives, 1);
+    fab_swcq_destroy(cq);
+}
+
+/* Two sources, two watched sockets each: a drive tells each which of its own hold bytes (one
+ * readiness check for all); with nothing watched, every source reads everything. */
+static void test_ready_per_source(void **state)
+{
+    struct fab_cq *cq = make_cq("0");
+    struct fake_src a = {.src = {.drive = fake_drive}, .cq = cq};
+    struct fake_src b = {.src = {.drive = fake_drive}, .cq = cq};
+    int sp[4][2];
+    struct fab_cq_fd ref[4] = {{&a.src, 1}, {&a.src, 2}, {&b.src, 1}, {&b.src, 2}};
+    struct fab_wc wc[4];
+
+    fab_swcq_attach(cq, &a.src);
+    fab_swcq_attach(cq, &b.src);
+    fab_swcq_poll(cq, wc, 4);
+    assert_int_equal(a.seen, FAB_CQ_READY_ALL); /* nothing watched: it cannot tell */
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sp[i]), 0);
+        assert_int_equal(fab_swcq_watch(cq, sp[i][0], &ref[i]), 0);
+    }
+    fab_swcq_poll(cq, wc, 4);
+    assert_int_equal(a.seen, 0);
+    assert_int_equal(b.seen, 0);
+    assert_int_equal(write(sp[1][1], "x", 1), 1); /* a's second socket */
+    assert_int_equal(write(sp[2][1], "y", 1), 1); /* b's first */
+    fab_swcq_poll(cq, wc, 4);
+    assert_int_equal(a.seen, 2);
+    assert_int_equal(b.seen, 1);
+    fab_swcq_poll(cq, wc, 4); /* level-triggered: still there until read */
+    assert_int_equal(a.seen, 2);
+    fab_swcq_unwatch(cq, sp[1][0]);
+    fab_swcq_poll(cq, wc, 4);
+    assert_int_equal(a.seen, 0);
+    assert_int_equal(b.seen, 1);
+    for (int i = 0; i < 4; i++) {
+        fab_swcq_unwatch(cq, sp[i][0]);
+        close(sp[i][0]);
+        close(sp[i][1]);
+    }
+    fab_swcq_detach(cq, &a.src);
+    fab_swcq_detach(cq, &b.src);
     fab_swcq_destroy(cq);
 }
 
@@ -151,6 +199,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_poll_drives_attached),
+            cmocka_unit_test(test_ready_per_source),
             cmocka_unit_test(test_wait_quiets_before_sleeping),
             cmocka_unit_test_teardown(test_wait_spin_finds_completion, clock_restore),
             cmocka_unit_test(test_crowded_no_inline),

@@ -5,12 +5,15 @@
  *
  * float32 sum, out of place: MPI_Allreduce, MPI_Reduce_scatter_block, MPI_Allgather. size is
  * the whole vector (all-reduce), the nranks * per-rank input (reduce-scatter) or output
- * (all-gather); time is the slowest rank's mean; busbw as nccl-tests (2(n-1)/n or (n-1)/n).
+ * (all-gather); time is the slowest rank's mean; busbw as nccl-tests (2(n-1)/n or (n-1)/n);
+ * cpu(us) the CPU time of all ranks per operation (getrusage of each rank over the timed
+ * operations, summed), as jaccl-coll-perf's last columns.
  * Built by tools/coll-perf.sh with mpicc, outside the Makefile. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 struct opts {
@@ -64,6 +67,15 @@ static long check(int kind, const float *r, size_t pr, int rank, int P)
     return wrong;
 }
 
+/* This process's CPU seconds so far, all its threads. */
+static double cpu_seconds(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+           ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
+}
+
 static void one_size(const struct opts *o, float *s, float *r, size_t size, int rank, int P)
 {
     size_t pr = o->kind == 0 ? size / 4 : size / 4 / (size_t)P;
@@ -75,18 +87,20 @@ static void one_size(const struct opts *o, float *s, float *r, size_t size, int 
     for (int i = 0; i < 3; i++)
         run_op(o->kind, s, r, pr);
     MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = MPI_Wtime();
+    double c0 = cpu_seconds(), t0 = MPI_Wtime();
     for (int i = 0; i < iters; i++)
         run_op(o->kind, s, r, pr);
     double t = (MPI_Wtime() - t0) / iters, tmax;
+    double cpu = (cpu_seconds() - c0) / iters, cpu_all;
     long wrong = check(o->kind, r, pr, rank, P), total;
     MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&cpu, &cpu_all, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(&wrong, &total, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) {
         double algbw = (double)real / tmax / 1e9;
         double busbw = algbw * (o->kind == 0 ? 2.0 * (P - 1) / P : (double)(P - 1) / P);
-        printf("%12zu %12zu %8s %6s %10.1f %7.2f %7.2f %6ld\n", real, real / 4, "float",
-               o->kind == 2 ? "none" : "sum", tmax * 1e6, algbw, busbw, total);
+        printf("%12zu %12zu %8s %6s %10.1f %7.2f %7.2f %6ld %10.1f\n", real, real / 4, "float",
+               o->kind == 2 ? "none" : "sum", tmax * 1e6, algbw, busbw, total, cpu_all * 1e6);
         fflush(stdout);
     }
 }
@@ -123,8 +137,8 @@ int main(int argc, char **argv)
     float *s = malloc(o.max_bytes), *r = malloc(o.max_bytes);
     if (rank == 0) {
         printf("# Open MPI %s, %d ranks\n", modes[o.kind], P);
-        printf("#%11s %12s %8s %6s %10s %7s %7s %6s\n", "size", "count", "type", "redop",
-               "time(us)", "algbw", "busbw", "#wrong");
+        printf("#%11s %12s %8s %6s %10s %7s %7s %6s %10s\n", "size", "count", "type", "redop",
+               "time(us)", "algbw", "busbw", "#wrong", "cpu(us)");
     }
     for (size_t size = o.min_bytes; size <= o.max_bytes; size *= o.factor)
         one_size(&o, s, r, size, rank, P);

@@ -56,8 +56,6 @@ static void tcp_ep_free(struct tcp_ep *ep, int nlanes)
         close(ep->epfd);
     if (ep->wakefd >= 0)
         close(ep->wakefd);
-    if (ep->pollfd >= 0)
-        close(ep->pollfd);
     pthread_mutex_destroy(&ep->mu);
     free(ep);
 }
@@ -83,7 +81,7 @@ int fab_tcp_ep_create(struct tcp_domain *dom, struct fab_cq *cq, const struct fa
     ep->liveness_ns = attr->liveness_ns;
     ep->host_ranks = attr->host_ranks;
     fab_ep_base_init(&ep->base, attr->peer_desc);
-    ep->epfd = ep->wakefd = ep->pollfd = -1;
+    ep->epfd = ep->wakefd = -1;
     ep->fail_lane = -1;
     atomic_init(&ep->cut_lane, -1);
     pthread_mutex_init(&ep->mu, NULL);
@@ -141,6 +139,12 @@ static int tcp_ep_adopt(struct tcp_ep *ep, const int *socks)
     return rc;
 }
 
+static void tcp_ep_unwatch(struct tcp_ep *ep)
+{
+    for (; ep->nwatched > 0; ep->nwatched--)
+        fab_swcq_unwatch(ep->cq, ep->lane[ep->nwatched - 1].fd);
+}
+
 /* A connect that fails leaves the endpoint in error with its queued work flushed, so the caller
  * sees the same thing as for a connection lost later. The I/O thread never started (io_start
  * failing leaves none behind), so the flush is ours to do. */
@@ -164,8 +168,15 @@ int fab_tcp_ep_connect(struct tcp_ep *ep, const void *peer_info, size_t len, con
     rc = tcp_ep_adopt(ep, socks);
     if (rc == 0)
         rc = fab_tcp_io_start(ep);
-    if (rc)
+    for (int i = 0; rc == 0 && i < ep->nlanes; i++) {
+        ep->lane[i].cqfd = (struct fab_cq_fd){&ep->src, 1u << i};
+        rc = fab_swcq_watch(ep->cq, ep->lane[i].fd, &ep->lane[i].cqfd);
+        ep->nwatched += rc == 0;
+    }
+    if (rc) {
+        tcp_ep_unwatch(ep);
         return tcp_ep_connect_failed(ep, rc);
+    }
     /* From now on cq_poll reads the lanes too (see tcp_int.h on who reads a socket). */
     ep->src.drive = fab_tcp_ep_drive;
     ep->src.quiet = fab_tcp_ep_quiet;
@@ -178,6 +189,7 @@ void fab_tcp_ep_close(struct tcp_ep *ep)
 {
     if (!ep)
         return;
+    tcp_ep_unwatch(ep); /* before the sockets go to the reaper, which keeps them open */
     if (ep->src_attached)
         fab_swcq_detach(ep->cq, &ep->src); /* waits for a poller still reading it */
     if (ep->thread_started) {

@@ -36,8 +36,11 @@ struct tcp_mr;
 #include "fabric/tcp/tcp_wire.h"
 #include "util/container.h"
 
-#define TCP_MAX_MSG   (1u << 30) /* 1 GiB: fits the wire's 32-bit length with room to spare */
-#define TCP_STAGE     4096       /* receive staging: headers and the head of each payload */
+#define TCP_MAX_MSG (1u << 30) /* 1 GiB: fits the wire's 32-bit length with room to spare */
+/* Receive staging: headers and the head of each payload. A message up to 16 KiB comes in with
+ * its header in one read (one system call, then a copy from here) instead of two
+ * (docs/performance.md, "Where the code's constants come from"). */
+#define TCP_STAGE     (16384 + 64)
 #define TCP_RX_BUDGET (8u << 20) /* bytes one lane may read before the others get a turn */
 /* The same for a poller: its caller (a test() loop, a collective's progress thread) has other
  * work, and the I/O thread, woken by the same data, carries on with a large message. */
@@ -138,6 +141,12 @@ struct tcp_lane {
     struct tcp_rwr *rq; /* ring of max_recv_wr */
     uint32_t rq_cap, rq_head, rq_n;
     struct tcp_rx rx;
+    /* What the lane's last holder left, for pollers to skip idle lanes without taking their
+     * locks (a lane has 2W+1 of them and most are idle; a flag seen late costs one round):
+     * frames queued to send (sq_n != 0, under send_mu), and receive work that needs no byte
+     * from the socket (tcp_lane_pending in tcp_io.c, under rx_mu). */
+    atomic_int tx_left, rx_left;
+    struct fab_cq_fd cqfd; /* the lane in its CQ's readiness check */
     /* When this lane last brought anything (data or a heartbeat), written by whichever thread
      * read it. Liveness is per lane: the lanes of a connection may run over different cables or
      * relays (core/route.h), and one of them going silent must fail the endpoint even while
@@ -160,16 +169,15 @@ struct tcp_ep {
     int fail_lane;   /* the lane that broke, flushed first; -1 = none in particular */
     atomic_int stop; /* ep_close asks the I/O thread to leave */
     int epfd, wakefd;
-    /* The pollers' own view of the lanes: level-triggered EPOLLIN on every lane, so one
-     * epoll_wait (timeout 0) tells a poller which lanes have bytes, instead of one recvmsg per
-     * lane that mostly finds none (tcp_io.c, fab_tcp_ep_drive). -1 until connected. */
-    int pollfd;
     int thread_started;
     pthread_t thread;
-    atomic_int neof;       /* lanes the peer closed */
-    atomic_int cut_lane;   /* a lane the peer closed in mid-message; -1 = none */
-    struct fab_cq_src src; /* inline progress from cq_poll; attached while connected */
-    int src_attached;
+    atomic_int neof;     /* lanes the peer closed */
+    atomic_int cut_lane; /* a lane the peer closed in mid-message; -1 = none */
+    /* Inline progress from cq_poll; attached while connected, its lanes watched by the CQ's
+     * readiness check (one epoll_wait tells a poller which lanes of which endpoints have bytes,
+     * instead of a recvmsg per lane that mostly finds none: fab_tcp_ep_drive). */
+    struct fab_cq_src src;
+    int src_attached, nwatched;
     _Atomic uint64_t last_drive_ns; /* when a poller last drove it (tcp_io.c: hand-off) */
     _Atomic uint64_t big_rx_ns;     /* when a message above TCP_OWN_MAX_MSG last began */
     atomic_int io_polled; /* EPOLLIN is off, pollers read (written by the I/O thread only) */
@@ -221,6 +229,8 @@ void fab_tcp_ep_flush(struct tcp_ep *ep);
 /* tcp_tx.c */
 int fab_tcp_post_send(struct tcp_ep *ep, int lane, const void *buf, size_t len, struct tcp_mr *mr,
                       uint64_t wr_id);
+int fab_tcp_post_send_imm(struct tcp_ep *ep, int lane, const void *buf, size_t len,
+                          struct tcp_mr *mr, uint32_t imm, uint64_t wr_id);
 int fab_tcp_post_write_imm(struct tcp_ep *ep, int lane, const void *buf, size_t len,
                            struct tcp_mr *mr, struct fab_remote_buf dst, uint32_t imm,
                            uint64_t wr_id);

@@ -254,24 +254,13 @@ static int tcp_drive_send(struct tcp_ep *ep, struct tcp_lane *l)
     return moved;
 }
 
-/* Lanes whose socket has bytes (or an error or EOF) right now, one bit each: one
- * level-triggered epoll_wait instead of a recvmsg per lane. With a single lane the recvmsg is
- * the check, and costs no more: every lane counts as ready. */
+/* Lanes whose socket has bytes (or an error or EOF) right now, one bit each, as the CQ's
+ * readiness check just found them (swcq.c): one epoll_wait for all the CQ's endpoints. */
 static uint32_t tcp_drive_ready(struct tcp_ep *ep)
 {
-    struct epoll_event ev[FAB_MAX_LANES];
-    uint32_t ready = 0;
-    int n;
+    uint32_t all = ep->nlanes >= 32 ? UINT32_MAX : (1u << ep->nlanes) - 1;
 
-    if (ep->nlanes == 1)
-        return 1;
-    n = epoll_wait(ep->pollfd, ev, ep->nlanes, 0);
-    jaccl_count(JACCL_CNT_POLL_READY, 1);
-    if (n < 0)
-        return (1u << ep->nlanes) - 1; /* EINTR, say: read them all, as without the check */
-    for (int i = 0; i < n; i++)
-        ready |= 1u << ev[i].data.u32;
-    return ready;
+    return ep->src.ready & all; /* FAB_CQ_READY_ALL: it could not tell, read them all */
 }
 
 /* Work on the lane that needs no byte from the socket (under rx_mu): bytes already staged in
@@ -290,14 +279,14 @@ static int tcp_drive_owns(struct tcp_ep *ep, uint64_t now)
     uint64_t big = atomic_load_explicit(&ep->big_rx_ns, memory_order_relaxed);
 
     /* now < big: stamped by another thread after `now` was read, so just now. */
-    return jaccl_cpu_poller_owns(ep->host_ranks,
-                                 big != 0 && (now < big || now - big < TCP_HANDOFF_NS));
+    return jaccl_cpu_poller_owns_at(ep->host_ranks,
+                                    big != 0 && (now < big || now - big < TCP_HANDOFF_NS), now);
 }
 
 int fab_tcp_ep_drive(struct fab_cq_src *src)
 {
     struct tcp_ep *ep = jaccl_container_of(src, struct tcp_ep, src);
-    uint64_t now = jaccl_now_ns();
+    uint64_t now = src->now;
     uint32_t ready;
     int moved = 0;
 
@@ -307,7 +296,10 @@ int fab_tcp_ep_drive(struct fab_cq_src *src)
     for (int i = 0; i < ep->nlanes && tcp_io_healthy(ep); i++) {
         struct tcp_lane *l = &ep->lane[i];
 
-        moved += tcp_drive_send(ep, l);
+        if (atomic_load_explicit(&l->tx_left, memory_order_relaxed))
+            moved += tcp_drive_send(ep, l);
+        if (!(ready & (1u << i)) && !atomic_load_explicit(&l->rx_left, memory_order_relaxed))
+            continue; /* nothing in its socket, nothing staged: idle */
         if (pthread_mutex_trylock(&l->rx_mu) != 0)
             continue; /* the I/O thread (or another poller) is reading it right now */
         /* A lane with nothing in its socket and nothing staged is skipped: no empty recvmsg. */
@@ -374,13 +366,6 @@ static int tcp_io_watch(struct tcp_ep *ep, int fd, uint32_t tag, uint32_t events
     return epoll_ctl(ep->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
-static int tcp_poll_watch(struct tcp_ep *ep, int lane)
-{
-    struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)lane};
-
-    return epoll_ctl(ep->pollfd, EPOLL_CTL_ADD, ep->lane[lane].fd, &ev) ? -errno : 0;
-}
-
 /* The lanes' fds are set; creates the epoll set and the thread (with every signal blocked, so
  * the application's handlers keep running on its own threads). */
 int fab_tcp_io_start(struct tcp_ep *ep)
@@ -390,14 +375,11 @@ int fab_tcp_io_start(struct tcp_ep *ep)
 
     ep->epfd = epoll_create1(EPOLL_CLOEXEC);
     ep->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    ep->pollfd = epoll_create1(EPOLL_CLOEXEC);
-    if (ep->epfd < 0 || ep->wakefd < 0 || ep->pollfd < 0)
+    if (ep->epfd < 0 || ep->wakefd < 0)
         return -errno;
     rc = tcp_io_watch(ep, ep->wakefd, TCP_WAKE_TAG, EPOLLIN);
     for (int i = 0; i < ep->nlanes && rc == 0; i++)
         rc = tcp_io_watch(ep, ep->lane[i].fd, (uint32_t)i, TCP_EV_EDGE);
-    for (int i = 0; i < ep->nlanes && rc == 0; i++)
-        rc = tcp_poll_watch(ep, i);
     if (rc)
         return rc;
     for (int i = 0; i < ep->nlanes; i++)

@@ -88,6 +88,12 @@ static int tcp_op_post_send(struct fab_ep *ep, int lane, const void *buf, size_t
     return fab_tcp_post_send(tcp_ep_of(ep), lane, buf, len, tcp_mr_of(mr), wr_id);
 }
 
+static int tcp_op_post_send_imm(struct fab_ep *ep, int lane, const void *buf, size_t len,
+                                struct fab_mr *mr, uint32_t imm, uint64_t wr_id)
+{
+    return fab_tcp_post_send_imm(tcp_ep_of(ep), lane, buf, len, tcp_mr_of(mr), imm, wr_id);
+}
+
 static int tcp_op_post_write_imm(struct fab_ep *ep, int lane, const void *buf, size_t len,
                                  struct fab_mr *mr, struct fab_remote_buf dst, uint32_t imm,
                                  uint64_t wr_id)
@@ -126,4 +132,5 @@ const struct fab_ops fab_tcp_ops = {
         .post_recv = tcp_op_post_recv,
         .post_send = tcp_op_post_send,
         .post_write_imm = tcp_op_post_write_imm,
+        .post_send_imm = tcp_op_post_send_imm,
 };

@@ -125,12 +125,8 @@ static void tcp_rx_finish(struct tcp_ep *ep, struct tcp_lane *l)
                         .len = rx->msg.len,
                         .lane = l->idx};
 
-    if (rx->msg.op == TCP_OP_WRITE_IMM) {
-        wc.op = FAB_WC_RECV_IMM;
-        wc.imm = rx->msg.imm;
-    } else {
-        wc.op = FAB_WC_RECV;
-    }
+    wc.op = rx->msg.op == TCP_OP_WRITE_IMM ? FAB_WC_RECV_IMM : FAB_WC_RECV;
+    wc.imm = rx->msg.imm; /* a SEND's: post_send_imm's, 0 from post_send */
     rx->have_wr = 0;
     rx->in_msg = 0;
     fab_swcq_push(ep->cq, &wc);
@@ -293,5 +289,8 @@ int fab_tcp_rx_service(struct tcp_ep *ep, struct tcp_lane *l)
         atomic_store_explicit(&l->last_rx_ns, jaccl_now_ns(), memory_order_relaxed);
     if (n == TCP_RX_DRY)
         l->rx.ready = 0;
+    atomic_store_explicit(&l->rx_left,
+                          l->rx.off < l->rx.end || (l->rx.in_msg && l->rx.got == l->rx.msg.len),
+                          memory_order_relaxed);
     return n == -1 ? -EPIPE : done;
 }

@@ -98,13 +98,14 @@ int fab_tcp_tx_progress(struct tcp_ep *ep, struct tcp_lane *l)
             if (errno == EINTR)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK)
-                return 0;
+                break;
             return tcp_tx_failed(ep, l, errno);
         }
         l->last_tx_ns = jaccl_now_ns();
         tcp_tx_account(ep, l, (size_t)n);
     }
-    return 1;
+    atomic_store_explicit(&l->tx_left, l->sq_n != 0, memory_order_relaxed);
+    return l->sq_n == 0;
 }
 
 /* Queues a frame (caller holds send_mu) and, if it is alone, starts writing it right here. */
@@ -119,8 +120,10 @@ static int tcp_tx_post(struct tcp_ep *ep, struct tcp_lane *l, const struct tcp_s
     if (w->op == TCP_OP_HEARTBEAT)
         l->sq_hb = 1;
     /* Not alone: the frame ahead is waiting for EPOLLOUT, which the I/O thread will get. */
-    if (l->fd < 0 || l->sq_n > 1)
+    if (l->fd < 0 || l->sq_n > 1) {
+        atomic_store_explicit(&l->tx_left, 1, memory_order_relaxed);
         return 0;
+    }
     /* An error fails the endpoint; the frame is queued, so it reaches the caller as a
      * completion. */
     fab_tcp_tx_progress(ep, l);
@@ -143,7 +146,7 @@ static int tcp_tx_submit(struct tcp_ep *ep, int lane, const struct tcp_swr *w, s
     return rc;
 }
 
-/* A SEND (imm and dst unused: 0) or a WRITE_IMM. */
+/* A SEND (dst unused: 0; imm 0 unless post_send_imm) or a WRITE_IMM. */
 static int tcp_post(struct tcp_ep *ep, int lane, const void *buf, size_t len, struct tcp_mr *mr,
                     uint16_t op, uint32_t imm, struct fab_remote_buf dst, uint64_t wr_id)
 {
@@ -160,6 +163,14 @@ int fab_tcp_post_send(struct tcp_ep *ep, int lane, const void *buf, size_t len, 
                       uint64_t wr_id)
 {
     return tcp_post(ep, lane, buf, len, mr, TCP_OP_SEND, 0, (struct fab_remote_buf){0}, wr_id);
+}
+
+int fab_tcp_post_send_imm(struct tcp_ep *ep, int lane, const void *buf, size_t len,
+                          struct tcp_mr *mr, uint32_t imm, uint64_t wr_id)
+{
+    if (imm > FAB_IMM_MAX)
+        return -EINVAL;
+    return tcp_post(ep, lane, buf, len, mr, TCP_OP_SEND, imm, (struct fab_remote_buf){0}, wr_id);
 }
 
 int fab_tcp_post_write_imm(struct tcp_ep *ep, int lane, const void *buf, size_t len,
