@@ -13,7 +13,14 @@
 #include "util/log.h"
 #include "util/param.h"
 
-_Atomic uint64_t *jaccl_counters_at;
+_Atomic uint64_t *_Atomic jaccl_counters_at;
+
+/* Atomic: jaccl_count reads it from threads that hold no lock of the fabric's start (the
+ * registry's writers, for the tuner's contexts), while a start or shutdown writes it. */
+static void set_at(_Atomic uint64_t *v)
+{
+    atomic_store_explicit(&jaccl_counters_at, v, memory_order_release);
+}
 
 static _Atomic uint64_t g_mem[JACCL_CNT_NUM];
 static struct jaccl_cnt_hdr *g_map; /* the file's mapping, or NULL */
@@ -108,25 +115,25 @@ static void start_file(const char *tmpl)
               "in memory, totals logged at shutdown",
               tmpl, g_path[0] ? g_path : tmpl, strerror(-rc));
         g_path[0] = '\0';
-        jaccl_counters_at = g_mem;
+        set_at(g_mem);
         return;
     }
-    jaccl_counters_at = jaccl_cnt_map_values(g_map);
+    set_at(jaccl_cnt_map_values(g_map));
     JINFO(NCCL_INIT | NCCL_NET, "debug counters in %s (%u counters, layout in util/counters.h)",
           g_path, (unsigned)JACCL_CNT_NUM);
 }
 
 void jaccl_counters_init(void)
 {
-    jaccl_counters_at = NULL;
-    unmap_file(); /* a fabric start that failed before its shutdown left one */
+    set_at(NULL);
+    unmap_file(); /* the last shutdown's, or one a fabric start that failed left */
     for (int i = 0; i < JACCL_CNT_NUM; i++)
         atomic_store_explicit(&g_mem[i], 0, memory_order_relaxed);
     const char *s = jaccl_param_str(JP_DEBUG_COUNTERS);
     if (s[0] == '\0' || strcmp(s, "0") == 0)
         return;
     if (strcmp(s, "1") == 0)
-        jaccl_counters_at = g_mem;
+        set_at(g_mem);
     else
         start_file(s);
 }
@@ -147,15 +154,16 @@ static void log_totals(void)
 
 void jaccl_counters_fini(void)
 {
-    if (jaccl_counters_at == g_mem)
+    if (atomic_load_explicit(&jaccl_counters_at, memory_order_acquire) == g_mem)
         log_totals();
-    jaccl_counters_at = NULL;
-    unmap_file();
+    /* The file stays mapped until the next start: a thread that read the pointer just before
+     * this (a registry lock taken by a tuner's finalize) still counts into mapped memory. */
+    set_at(NULL);
 }
 
 int jaccl_counters_read(uint64_t *vals, const char **names, int max)
 {
-    _Atomic uint64_t *v = jaccl_counters_at;
+    _Atomic uint64_t *v = atomic_load_explicit(&jaccl_counters_at, memory_order_acquire);
     for (int i = 0; i < max && i < JACCL_CNT_NUM; i++) {
         if (vals)
             vals[i] = v ? atomic_load_explicit(&v[i], memory_order_relaxed) : 0;

@@ -87,13 +87,14 @@ static inline int jaccl_cnt_map_read(const void *map, size_t len, uint64_t *vals
 
 /* Where the counts go: NULL while off, else the in-memory array or the file's values. Set
  * only before the fabric's threads start and after they stopped. */
-extern _Atomic uint64_t *jaccl_counters_at;
+extern _Atomic uint64_t *_Atomic jaccl_counters_at;
 
 /* Reads NCCL_JACCL_DEBUG_COUNTERS and starts counting (zeroed); called before the fabric
  * starts. A file that cannot be created costs one WARN: counting goes on in memory. */
 void jaccl_counters_init(void);
 /* Called once the fabric has shut down: logs the totals (INFO NET) when they live only in
- * memory, unmaps the file (which stays, with the final values), stops counting. */
+ * memory and stops counting. The file keeps the final values; it stays mapped until the next
+ * start (which unmaps it), so a count racing this one lands in mapped memory. */
 void jaccl_counters_fini(void);
 /* Copies up to max counters and their names (either may be NULL); returns how many there are.
  * All zero while off. */
@@ -103,7 +104,7 @@ const char *jaccl_counters_path(void);
 
 static inline void jaccl_count(enum jaccl_counter c, uint64_t n)
 {
-    _Atomic uint64_t *v = jaccl_counters_at;
+    _Atomic uint64_t *v = atomic_load_explicit(&jaccl_counters_at, memory_order_acquire);
     if (v)
         atomic_fetch_add_explicit(&v[c], n, memory_order_relaxed);
 }
