@@ -14,6 +14,7 @@
 #include "fabric/verbs/verbs_int.h"
 #include "util/sock.h"
 #include "util/clock.h"
+#include "util/counters.h"
 #include "util/log.h"
 
 #define VB_SIDE_OUT_MAX (4u << 20) /* a peer this far behind on reading is broken */
@@ -61,6 +62,9 @@ static void side_put(struct vb_ep *ep, enum vb_frame_type t, int lane, uint32_t 
                                        .rkey = rkey},
                     f);
     s->out_n += VB_FRAME;
+    jaccl_count(JACCL_CNT_SIDE_TX, 1);
+    if (t == VB_F_RECV)
+        jaccl_count(JACCL_CNT_SIDE_TX_RECV, 1);
 }
 
 void vb_side_send(struct vb_ep *ep, enum vb_frame_type t, int lane, uint32_t epoch, uint32_t seq)
