@@ -224,9 +224,7 @@ void vb_tx_on_credit(struct vb_ep *ep, struct vb_lane *l, uint32_t reposted, uin
 
     /* The peer reposts only receives our segments consumed: never more than we sent. */
     if (vb_sdiff(reposted, tx->snd) > 0) {
-        vb_ep_fail(ep, -EPROTO,
-                   "reported %u receives posted again on lane %d after only %u "
-                   "segments",
+        vb_ep_fail(ep, -EPROTO, "reported %u receives posted again on lane %d after %u segments",
                    reposted, l->idx, tx->snd);
         return;
     }

@@ -60,15 +60,16 @@ static void wc_one(struct vb_ep *ep, const struct ibv_wc *wc, uint64_t now)
 static void lane_after_drain(struct vb_ep *ep, struct vb_lane *l, uint64_t now)
 {
     if (l->rx.reposts) {
-        int rc = vb_post_hw_recvs(ep, l, l->rx.reposts);
+        int n = l->rx.reposts;
+        int rc = vb_post_hw_recvs(ep, l, n);
 
+        l->rx.reposts = 0;
         if (rc != 0) {
             vb_ep_fail(ep, rc, "reposting receives on QP %u failed: %s", l->qp->qp_num,
                        strerror(-rc));
             return;
         }
-        vb_rx_reposted(ep, l, l->rx.reposts);
-        l->rx.reposts = 0;
+        vb_rx_reposted(ep, l, n);
     }
     vb_rx_ack(ep, l, now);
     vb_tx_complete(ep, l);
