@@ -709,6 +709,24 @@ static void test_rc_credit_gates_segments(void **st)
     free_ep(ep);
 }
 
+/* RC: an error CQE still fails the endpoint (no software retry behind it), the post with it. */
+static void test_rc_error_cqe_fails_endpoint(void **st)
+{
+    struct vb_ep *ep = mk_ep(1, IBV_QPT_RC);
+    const char *why = NULL;
+    struct fab_wc wc;
+
+    write_imm(ep, 10, 0, 99);
+    fk_push_wc(ep->lane[0].qp->qp_num, IBV_WC_RDMA_WRITE, IBV_WC_RETRY_EXC_ERR, 0, 0);
+    vb_ep_drain(ep, 1000);
+    assert_int_equal(fc_ep_status(&fab_verbs_ops, &ep->fab, &why), FAB_WC_PEER_LOST);
+    assert_non_null(strstr(why, "transport retry counter exceeded"));
+    assert_int_equal(poll1(ep, &wc), 1);
+    assert_int_equal(wc.wr_id, 99);
+    assert_int_equal(wc.status, FAB_WC_PEER_LOST);
+    free_ep(ep);
+}
+
 /* Each lane type refuses the other's frames: an ACK on RC, a CREDIT on UC. */
 static void test_frames_of_the_other_qp_type_refused(void **st)
 {
@@ -756,6 +774,7 @@ int main(void)
             cmocka_unit_test(test_rc_credit_reported_in_batches),
             cmocka_unit_test(test_rc_credit_gates_segments),
             cmocka_unit_test(test_frames_of_the_other_qp_type_refused),
+            cmocka_unit_test(test_rc_error_cqe_fails_endpoint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
