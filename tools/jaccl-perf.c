@@ -42,16 +42,38 @@
 #define RAW_PP_MAX  (1u << 20) /* raw ping-pongs for sizes up to here (cheap) */
 
 /* Debug-counter groups shown per message (the plugin's counter names, util/counters.h). */
-enum { CNT_TX, CNT_RX, CNT_RX_POLL, CNT_WAKE, CNT_STAGE, CNT_TEST, CNT_REG, CNT_N };
-static const char *const cnt_src[CNT_N][4] = {
-        [CNT_TX] = {"sendmsg"},           [CNT_RX] = {"recvmsg_io"},
-        [CNT_RX_POLL] = {"recvmsg_poll"}, [CNT_WAKE] = {"epoll_wake", "eventfd_wake", "cq_signal"},
-        [CNT_STAGE] = {"stage_bytes"},    [CNT_TEST] = {"test"},
-        [CNT_REG] = {"reg_lock"},
+enum {
+    CNT_TX,
+    CNT_RX,
+    CNT_RX_POLL,
+    CNT_WAKE,
+    CNT_STAGE,
+    CNT_TEST,
+    CNT_REG,
+    CNT_SIDE,
+    CNT_SIDE_RECV,
+    CNT_N
 };
-static const char *const cnt_label[CNT_N] = {
-        "sendmsg",      "recvmsg(io thread)", "recvmsg(poller)",        "wake-ups",
-        "staged bytes", "test() calls",       "registry lock (process)"};
+static const char *const cnt_src[CNT_N][4] = {
+        [CNT_TX] = {"sendmsg"},
+        [CNT_RX] = {"recvmsg_io"},
+        [CNT_RX_POLL] = {"recvmsg_poll"},
+        [CNT_WAKE] = {"epoll_wake", "eventfd_wake", "cq_signal"},
+        [CNT_STAGE] = {"stage_bytes"},
+        [CNT_TEST] = {"test"},
+        [CNT_REG] = {"reg_lock"},
+        [CNT_SIDE] = {"side_tx"},
+        [CNT_SIDE_RECV] = {"side_tx_recv"},
+};
+static const char *const cnt_label[CNT_N] = {"sendmsg",
+                                             "recvmsg(io thread)",
+                                             "recvmsg(poller)",
+                                             "wake-ups",
+                                             "staged bytes",
+                                             "test() calls",
+                                             "registry lock (process)",
+                                             "verbs side frames",
+                                             "of them RECV adverts"};
 
 struct row {
     size_t size;

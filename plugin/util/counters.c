@@ -40,6 +40,8 @@ static const char *const g_names[JACCL_CNT_NUM] = {
         [JACCL_CNT_TEST] = "test",
         [JACCL_CNT_COLL_CTRL] = "coll_ctrl",
         [JACCL_CNT_COLL_THREAD] = "coll_thread",
+        [JACCL_CNT_SIDE_TX] = "side_tx",
+        [JACCL_CNT_SIDE_TX_RECV] = "side_tx_recv",
 };
 
 /* `tmpl` with every %p replaced by the pid (several ranks on one host share a template).

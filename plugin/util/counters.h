@@ -27,6 +27,8 @@ enum jaccl_counter {
     JACCL_CNT_TEST,         /* test() calls, p2p and CollNet */
     JACCL_CNT_COLL_CTRL,    /* CollNet control messages posted (credits, goodbyes) */
     JACCL_CNT_COLL_THREAD,  /* CollNet progress-thread rounds that moved something (a hand-off) */
+    JACCL_CNT_SIDE_TX,      /* verbs side-channel frames queued, of every type */
+    JACCL_CNT_SIDE_TX_RECV, /* of those, RECV advertisements (one per caller post_recv) */
     JACCL_CNT_NUM
 };
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The verbs back end's reliability protocol, with the verbs calls replaced by fakes: segmenting,
- * completion only once acknowledged, in-order delivery, gap detection (one NAK per epoch),
- * go-back-N retransmission, stale-NAK and fenced-copy rejection, bounded retries, probes, SENDs
- * written into the advertised RECV, and error CQEs. */
+ * completion only once acknowledged (UC) or from the send CQE with no side frame (RC), in-order
+ * delivery, gap detection (one NAK per epoch; fatal on RC), go-back-N retransmission, stale-NAK
+ * and fenced-copy rejection, bounded retries, probes, RC receive credits, SENDs written into the
+ * advertised RECV, and error CQEs. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -551,6 +552,199 @@ static void test_window_end_asks_for_ack(void **st)
     free_ep(ep);
 }
 
+/* Frames of type `type` the endpoint has queued on its side channel. */
+static int frames_of(const struct vb_ep *ep, int type)
+{
+    int t, ln, e, n = 0;
+    uint32_t seq;
+
+    for (int i = 0; frame(ep, i, &t, &ln, &e, &seq); i++)
+        n += t == type;
+    return n;
+}
+
+static void send_cqe(struct vb_ep *ep, int lane)
+{
+    fk_push_wc(ep->lane[lane].qp->qp_num, IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS, 0, 0);
+}
+
+/* RC: the send CQE of a post's last segment completes it; no ACK is awaited, no side frame
+ * goes out, and each caller post's last segment asks for its own CQE. */
+static void test_rc_completes_on_send_cqe(void **st)
+{
+    struct vb_ep *ep = mk_ep(1, IBV_QPT_RC);
+    struct fab_wc wc;
+
+    ep->peer_ready = 0; /* queue two posts, so that they go out in one chain */
+    write_imm(ep, 2500, 0x1234, 77);
+    write_imm(ep, 10, 0x99, 78);
+    ep->peer_ready = 1;
+    vb_tx_pump(ep, &ep->lane[0], 100);
+    assert_int_equal(fk_nsent, 4);
+    assert_false(fk_sent[0].signaled);
+    assert_false(fk_sent[1].signaled);
+    assert_true(fk_sent[2].signaled); /* the first post's last segment */
+    assert_true(fk_sent[3].signaled);
+    for (int i = 0; i < 2; i++) /* no window, so no middle segment asks for an ACK */
+        assert_int_equal(fk_sent[i].imm & 0xffff, 0);
+    vb_ep_drain(ep, 1000); /* nothing from the hardware yet: nothing completes */
+    assert_int_equal(poll1(ep, &wc), 0);
+    send_cqe(ep, 0);
+    vb_ep_drain(ep, 2000);
+    assert_int_equal(poll1(ep, &wc), 1);
+    assert_int_equal(wc.wr_id, 77);
+    assert_int_equal(wc.op, FAB_WC_WRITE);
+    assert_int_equal(wc.status, FAB_WC_OK);
+    assert_int_equal(poll1(ep, &wc), 0);
+    send_cqe(ep, 0);
+    vb_ep_drain(ep, 3000);
+    assert_int_equal(poll1(ep, &wc), 1);
+    assert_int_equal(wc.wr_id, 78);
+    assert_int_equal(ep->side.out_n, 0); /* not one side frame */
+    assert_int_equal(vb_tx_timer(ep, &ep->lane[0], UINT64_MAX / 2), UINT64_MAX);
+    free_ep(ep);
+}
+
+/* UC: the same send CQE only releases the buffer; the ACK completes the post. */
+static void test_uc_send_cqe_waits_for_ack(void **st)
+{
+    struct vb_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct fab_wc wc;
+
+    write_imm(ep, 2500, 0x1234, 77);
+    assert_int_equal(fk_nsent, 3);
+    assert_false(fk_sent[1].signaled);
+    assert_true(fk_sent[2].signaled); /* the chain's last */
+    send_cqe(ep, 0);
+    vb_ep_drain(ep, 1000);
+    assert_int_equal(poll1(ep, &wc), 0);
+    vb_tx_on_ack(ep, &ep->lane[0], 3, 2000);
+    assert_int_equal(poll1(ep, &wc), 1);
+    assert_int_equal(wc.wr_id, 77);
+    free_ep(ep);
+}
+
+/* RC receiver: delivers on the RECV CQE, sends no ACK, reposts the hardware receive. */
+static void test_rc_receiver_sends_no_ack(void **st)
+{
+    struct vb_ep *ep = mk_ep(1, IBV_QPT_RC);
+    struct fab_wc wc;
+
+    post_recvs(ep, 2);
+    fk_push_wc(ep->lane[0].qp->qp_num, IBV_WC_RECV_RDMA_WITH_IMM, IBV_WC_SUCCESS,
+               vb_imm_make(VB_WRITE_PART, 0, 0, 0), 64);
+    fk_push_wc(ep->lane[0].qp->qp_num, IBV_WC_RECV_RDMA_WITH_IMM, IBV_WC_SUCCESS,
+               vb_imm_make(VB_WRITE_FINAL, 0, 1, 5), 64);
+    vb_ep_drain(ep, 1000);
+    assert_int_equal(poll1(ep, &wc), 1);
+    assert_int_equal(wc.len, 128);
+    assert_int_equal(wc.imm, 5);
+    assert_int_equal(fk_nrecv, 2);
+    assert_int_equal(vb_rx_ack(ep, &ep->lane[0], UINT64_MAX / 2), UINT64_MAX);
+    assert_int_equal(ep->side.out_n, 0);
+    free_ep(ep);
+}
+
+/* RC delivers in order: a sequence number out of place fails the endpoint, with no NAK. */
+static void test_rc_gap_is_fatal(void **st)
+{
+    struct vb_ep *ep = mk_ep(1, IBV_QPT_RC);
+    const char *why = NULL;
+
+    post_recvs(ep, 2);
+    vb_rx_segment(ep, &ep->lane[0], vb_imm_make(VB_WRITE_FINAL, 0, 1, 0), 8);
+    assert_int_not_equal(fc_ep_status(&fab_verbs_ops, &ep->fab, &why), FAB_WC_OK);
+    assert_non_null(strstr(why, "seq 0 was due"));
+    assert_int_equal(frames_of(ep, VB_F_NAK), 0);
+    free_ep(ep);
+}
+
+/* RC receiver: the receives it posted again, reported once VB_CREDIT_EVERY gathered. */
+static void test_rc_credit_reported_in_batches(void **st)
+{
+    struct vb_ep *ep = mk_ep(1, IBV_QPT_RC);
+    int t, ln, e;
+    uint32_t seq;
+
+    vb_rx_reposted(ep, &ep->lane[0], VB_CREDIT_EVERY - 1);
+    assert_int_equal(ep->side.out_n, 0);
+    vb_rx_reposted(ep, &ep->lane[0], 1);
+    assert_true(frame(ep, 0, &t, &ln, &e, &seq));
+    assert_int_equal(t, VB_F_CREDIT);
+    assert_int_equal(seq, VB_CREDIT_EVERY);
+    vb_rx_reposted(ep, &ep->lane[0], VB_CREDIT_EVERY + 3);
+    assert_true(frame(ep, 1, &t, &ln, &e, &seq));
+    assert_int_equal(seq, 2 * VB_CREDIT_EVERY + 3);
+    free_ep(ep);
+}
+
+/* RC sender: no more segments out than the peer's hardware receives cover, whatever the send
+ * CQEs say; a credit lets the next one go; a credit for more than was sent is a broken peer. */
+static void test_rc_credit_gates_segments(void **st)
+{
+    struct vb_ep *ep = mk_ep(1, IBV_QPT_RC);
+    struct vb_lane *l = &ep->lane[0];
+    struct fab_wc wc;
+    int before;
+
+    ep->seg_size = 8;
+    write_imm(ep, 8 * VB_HW_RQ, 0, 1); /* exactly the receives the peer starts with */
+    do {                               /* the hardware finishes everything posted */
+        before = fk_nsent;
+        while (l->tx.hw_n > 0)
+            vb_tx_on_send_cqe(ep, l);
+        vb_tx_pump(ep, l, 100);
+    } while (fk_nsent != before);
+    assert_int_equal(fk_nsent, VB_HW_RQ);
+    vb_tx_complete(ep, l);
+    assert_int_equal(poll1(ep, &wc), 1);
+    assert_int_equal(wc.wr_id, 1);
+    write_imm(ep, 8, 0, 2);
+    assert_int_equal(fk_nsent, VB_HW_RQ); /* no receive left for it */
+    vb_tx_on_credit(ep, l, 1, 200);
+    assert_int_equal(fk_nsent, VB_HW_RQ + 1);
+    assert_int_equal(fc_ep_status(&fab_verbs_ops, &ep->fab, NULL), FAB_WC_OK);
+    vb_tx_on_credit(ep, l, VB_HW_RQ + 2, 300);
+    assert_int_not_equal(fc_ep_status(&fab_verbs_ops, &ep->fab, NULL), FAB_WC_OK);
+    free_ep(ep);
+}
+
+/* RC: an error CQE still fails the endpoint (no software retry behind it), the post with it. */
+static void test_rc_error_cqe_fails_endpoint(void **st)
+{
+    struct vb_ep *ep = mk_ep(1, IBV_QPT_RC);
+    const char *why = NULL;
+    struct fab_wc wc;
+
+    write_imm(ep, 10, 0, 99);
+    fk_push_wc(ep->lane[0].qp->qp_num, IBV_WC_RDMA_WRITE, IBV_WC_RETRY_EXC_ERR, 0, 0);
+    vb_ep_drain(ep, 1000);
+    assert_int_equal(fc_ep_status(&fab_verbs_ops, &ep->fab, &why), FAB_WC_PEER_LOST);
+    assert_non_null(strstr(why, "transport retry counter exceeded"));
+    assert_int_equal(poll1(ep, &wc), 1);
+    assert_int_equal(wc.wr_id, 99);
+    assert_int_equal(wc.status, FAB_WC_PEER_LOST);
+    free_ep(ep);
+}
+
+/* Each lane type refuses the other's frames: an ACK on RC, a CREDIT on UC. */
+static void test_frames_of_the_other_qp_type_refused(void **st)
+{
+    for (int rc = 0; rc < 2; rc++) {
+        struct vb_ep *ep = mk_ep(1, rc ? IBV_QPT_RC : IBV_QPT_UC);
+        const char *why = NULL;
+        int sv[2];
+
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+        ep->side.fd = sv[0];
+        feed(ep, sv[1], rc ? VB_F_ACK : VB_F_CREDIT, 0, 0, 0);
+        assert_int_equal(fc_ep_status(&fab_verbs_ops, &ep->fab, &why), FAB_WC_PEER_PROTO);
+        assert_non_null(strstr(why, rc ? "RC" : "UC"));
+        close(sv[1]);
+        free_ep(ep);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -573,6 +767,14 @@ int main(void)
             cmocka_unit_test(test_drain_delivers_and_acks),
             cmocka_unit_test(test_acks_coalesced),
             cmocka_unit_test(test_window_end_asks_for_ack),
+            cmocka_unit_test(test_rc_completes_on_send_cqe),
+            cmocka_unit_test(test_uc_send_cqe_waits_for_ack),
+            cmocka_unit_test(test_rc_receiver_sends_no_ack),
+            cmocka_unit_test(test_rc_gap_is_fatal),
+            cmocka_unit_test(test_rc_credit_reported_in_batches),
+            cmocka_unit_test(test_rc_credit_gates_segments),
+            cmocka_unit_test(test_frames_of_the_other_qp_type_refused),
+            cmocka_unit_test(test_rc_error_cqe_fails_endpoint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

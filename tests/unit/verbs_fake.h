@@ -43,6 +43,7 @@ struct fk_sent {
     uint32_t imm; /* host order */
     uint64_t raddr, laddr;
     uint32_t len, rkey;
+    int signaled; /* asked for a CQE */
 };
 
 static struct fk_dev fk_dev[FK_MAX_DEVS];
@@ -261,6 +262,7 @@ static int fk_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_se
         s->rkey = wr->wr.rdma.rkey;
         s->len = wr->num_sge ? wr->sg_list[0].length : 0;
         s->laddr = wr->num_sge ? wr->sg_list[0].addr : 0;
+        s->signaled = !!(wr->send_flags & IBV_SEND_SIGNALED);
     }
     return 0;
 }

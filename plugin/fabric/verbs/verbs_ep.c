@@ -292,11 +292,12 @@ void fab_verbs_ep_close(struct vb_ep *ep)
     JINFO(NCCL_NET,
           "verbs fabric: closing endpoint to %s: %llu segments sent, %llu resent, "
           "%llu gap reports, %llu probes (%llu needless); %llu completions in %llu drains, "
-          "%llu acks sent",
+          "%llu acks and %llu credits sent",
           ep->base.peer, (unsigned long long)ep->stats.segs, (unsigned long long)ep->stats.retx,
           (unsigned long long)ep->stats.naks, (unsigned long long)ep->stats.probes,
           (unsigned long long)ep->stats.spurious, (unsigned long long)ep->stats.cqes,
-          (unsigned long long)ep->stats.drains, (unsigned long long)ep->stats.acks);
+          (unsigned long long)ep->stats.drains, (unsigned long long)ep->stats.acks,
+          (unsigned long long)ep->stats.credits);
     ep_free(ep); /* outstanding work is dropped without completions */
 }
 

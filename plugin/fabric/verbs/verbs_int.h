@@ -8,10 +8,12 @@
  * the address the caller named; a caller SEND lands directly in the caller RECV it will consume:
  * every post_recv is advertised to the peer's back end (address, rkey, capacity) over the side
  * channel, and the k-th message of a lane consumes the k-th RECV. The receiving
- * back end delivers segments strictly in sequence order and acknowledges them over the TCP side
- * channel; the sender keeps every segment until acknowledged and retransmits go-back-N on a gap
- * (NAK) or a silence (probe). The wire format is verbs_wire.h, the protocol's state and functions
- * verbs_rel.h; this header has the devices, domains, registrations and endpoints.
+ * back end delivers segments strictly in sequence order. On UC it acknowledges them over the TCP
+ * side channel; the sender keeps every segment until acknowledged and retransmits go-back-N on a
+ * gap (NAK) or a silence (probe). On RC the hardware does all of that: a send completes from its
+ * send CQE, and the side channel only carries receive credits (verbs_rel.c). The wire format is
+ * verbs_wire.h, the protocol's state and functions verbs_rel.h; this header has the devices,
+ * domains, registrations and endpoints.
  *
  * Locking, in this order only:
  *   cq->src_mu  the CQ's inline-progress sources (swcq.h), held by a polling thread's drive
@@ -44,7 +46,10 @@ struct vb_mr;
 #define VB_MAX_DEVS 32
 #define VB_MAX_MSG  (1u << 30)       /* largest caller post */
 #define VB_HW_RQ    (2 * VB_SEG_WIN) /* zero-length receives kept posted per QP */
-#define VB_SEG_PKTS 16 /* UC segment = this many path-MTU packets (1 towards soft-RoCE) */
+/* RC: a receiver reports its reposted hardware receives (VB_F_CREDIT) once this many gathered,
+ * so a sender that stops at the last covered segment always hears again (verbs_rel.c). */
+#define VB_CREDIT_EVERY (VB_HW_RQ / 4)
+#define VB_SEG_PKTS     16 /* UC segment = this many path-MTU packets (1 towards soft-RoCE) */
 
 /* ---- devices (verbs_dev.c, verbs_gid.c) ---- */
 struct vb_dev {
@@ -176,6 +181,7 @@ struct vb_ep {
     struct {
         uint64_t segs, retx, naks, probes, spurious;
         uint64_t cqes, drains, acks; /* hardware completions, drains that found any, ACKs */
+        uint64_t credits;            /* RC: receive-credit frames sent */
     } stats;                         /* logged at close */
     struct vb_ep *next;              /* dom->eps */
     struct fab_cq_src src;           /* inline progress from cq_poll, attached once live */

@@ -1,19 +1,30 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The reliability protocol that turns UC queue pairs into the fabric's "reliable, in order, or
- * the endpoint fails" lanes (it runs unchanged on RC, where it simply never sees a loss).
+ * the endpoint fails" lanes, and what is left of it on RC, where the hardware is reliable.
  *
  * Sender: each caller post becomes one or more segments (WRITE_IMMs of at most seg_size bytes,
  * into the caller's remote buffer or, for a SEND, into the RECV it consumes), numbered per lane.
  * The immediate carries the segment's type, the sender's current epoch and the low bits of its
- * sequence number. Segments stay in the window until the receiver acknowledges them (cumulative ACK
- * on the side channel); only then, and once the hardware has finished reading the buffer, does the
- * caller get its completion.
+ * sequence number. On UC, segments stay in the window until the receiver acknowledges them
+ * (cumulative ACK on the side channel); only then, and once the hardware has finished reading the
+ * buffer, does the caller get its completion.
  *
- * Receiver: delivers a segment only if it is the next expected one; anything else is dropped,
- * and a gap (a later segment arrived first) is reported once per epoch with a NAK carrying the
- * expected number and the epoch of the segment that revealed it.
+ * RC: a successful send CQE means the peer's QP acknowledged the WRITE_IMM, so the segment is
+ * delivered (its RECV CQE is in the peer's CQ) and the buffer read: the final segment of each
+ * caller post is signaled, and its CQE completes the post (verbs_tx.c). No ACK is sent or awaited,
+ * and no window, epoch or timer is used: the hardware retransmits, or fails the QP with an error
+ * CQE that fails the endpoint (verbs_wc.c). What RC still needs from the side channel is receive
+ * credit: every WRITE_IMM consumes one of the peer's VB_HW_RQ hardware receives, and one that
+ * finds none draws an RNR NAK and a stall (rnr_retry is infinite, verbs_qp.c, so it would not
+ * fail, only wait). The receiver reports the receives it has posted again (cumulative, VB_F_CREDIT,
+ * one frame per VB_CREDIT_EVERY of them); the sender sends no segment they do not cover.
  *
- * Loss recovery is go-back-N: on a NAK of the current epoch the sender bumps its epoch and
+ * Receiver: delivers a segment only if it is the next expected one. On RC anything else is a
+ * protocol error (the hardware delivers in order); on UC it is dropped, and a gap (a later
+ * segment arrived first) is reported once per epoch with a NAK carrying the expected number and
+ * the epoch of the segment that revealed it.
+ *
+ * UC loss recovery is go-back-N: on a NAK of the current epoch the sender bumps its epoch and
  * retransmits from the expected number. If acknowledgements stop for an RTO, the sender sends a
  * PROBE with a new epoch on the side channel and stops transmitting; the receiver fences off
  * every older epoch and replies with its expected number, and the sender resumes from there.
@@ -35,6 +46,7 @@ void vb_tx_init(struct vb_tx *tx, uint64_t now)
     memset(tx, 0, sizeof(*tx));
     tx->cwnd = VB_CWND_INIT;
     tx->ssthresh = VB_SEG_WIN;
+    tx->granted = VB_HW_RQ; /* RC: the receives the peer posted before it sent READY */
     tx->last_progress_ns = now;
 }
 

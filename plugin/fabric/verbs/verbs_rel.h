@@ -85,6 +85,7 @@ struct vb_tx {              /* sender side of a lane (verbs_rel.c) */
     uint32_t hw_len[VB_HW_SQ];
     uint8_t hw_sig[VB_HW_SQ]; /* signaled: its CQE retires it and every WR before it */
     uint32_t unsignaled;      /* WRs posted since the last signaled one */
+    uint32_t granted;         /* RC: one past the last segment the peer's hardware receives cover */
 };
 
 struct vb_rx { /* receiver side of a lane */
@@ -97,7 +98,9 @@ struct vb_rx { /* receiver side of a lane */
     int in_msg, is_send;
     struct vb_rwr cur;
     uint64_t bytes;
-    int reposts; /* hardware receives to post again */
+    int reposts;          /* hardware receives to post again */
+    uint32_t reposted;    /* RC: hardware receives posted again so far (wraps) */
+    uint32_t credit_sent; /* RC: the value of `reposted` the last VB_F_CREDIT carried */
 };
 
 static inline struct vb_seg *vb_seg_at(struct vb_tx *tx, uint32_t seq)
@@ -124,6 +127,10 @@ void vb_tx_on_reply(struct vb_ep *ep, struct vb_lane *l, uint32_t expected, uint
                     uint64_t now);
 /* Retransmit timer; returns the next time it wants to run (UINT64_MAX: idle). */
 uint64_t vb_tx_timer(struct vb_ep *ep, struct vb_lane *l, uint64_t now);
+/* RC: the peer has posted `reposted` hardware receives again since the start (VB_F_CREDIT). */
+void vb_tx_on_credit(struct vb_ep *ep, struct vb_lane *l, uint32_t reposted, uint64_t now);
+/* RC: `n` hardware receives were posted again; reports them once VB_CREDIT_EVERY gathered. */
+void vb_rx_reposted(struct vb_ep *ep, struct vb_lane *l, int n);
 /* Sends the lane's due ACK (now: VB_ACK_NOW or past its delay); returns when to look again. */
 uint64_t vb_rx_ack(struct vb_ep *ep, struct vb_lane *l, uint64_t now);
 /* One arrived segment (imm in host order, len = bytes written). */

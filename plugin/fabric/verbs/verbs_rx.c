@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Receive side of the reliability protocol (see verbs_rel.c): in-order delivery of arrived
- * segments to the caller's posted receives, gap reports, and the fence a probe sets. */
+ * segments to the caller's posted receives; on UC gap reports, acknowledgements and the fence a
+ * probe sets, on RC receive credits. */
 #include "fabric/verbs/verbs_int.h"
 
 /* Epochs only move forward, a few at a time. A copy of an epoch older than the newest one seen
@@ -101,7 +102,22 @@ static void rx_send(struct vb_ep *ep, struct vb_lane *l, enum vb_seg_type t, uin
     }
 }
 
-void vb_rx_segment(struct vb_ep *ep, struct vb_lane *l, uint32_t imm, uint32_t len)
+/* RC: delivered once, in order, by the hardware; a sequence number out of place is a broken
+ * peer (or back end), not a loss to recover from. */
+static int rx_rc_in_order(struct vb_ep *ep, struct vb_lane *l, uint32_t imm)
+{
+    uint32_t seq = vb_imm_seq(imm), want = l->rx.expected & VB_SEQ_MASK;
+
+    if (seq == want && vb_imm_epoch(imm) == 0)
+        return 1;
+    vb_ep_fail(ep, -EPROTO, "sent segment seq %u (epoch %u) on RC lane %d where seq %u was due",
+               seq, vb_imm_epoch(imm), l->idx, want);
+    return 0;
+}
+
+/* UC: whether the segment is the next one due. Counts it for the next ACK when it is; reports a
+ * gap once per epoch when it is not. */
+static int rx_uc_in_order(struct vb_ep *ep, struct vb_lane *l, uint32_t imm)
 {
     struct vb_rx *rx = &l->rx;
     enum vb_seg_type t = vb_imm_type(imm);
@@ -109,15 +125,14 @@ void vb_rx_segment(struct vb_ep *ep, struct vb_lane *l, uint32_t imm, uint32_t l
     uint32_t d = (vb_imm_seq(imm) - rx->expected) & VB_SEQ_MASK;
 
     if (epoch_stale(rx, e))
-        return;
+        return 0;
     if (d != 0) {
         if (d < (VB_SEQ_MASK + 1) / 2 && rx->nak_epoch != (int)e) {
             rx->nak_epoch = (int)e; /* one gap report per epoch, not one per dropped copy */
             vb_side_send(ep, VB_F_NAK, l->idx, e, rx->expected);
         }
-        return; /* out of order (gap) or an old duplicate */
+        return 0; /* out of order (gap) or an old duplicate */
     }
-    rx->expected++;
     rx->nak_epoch = -1;
     /* One ACK per segment costs a side-channel frame and a wakeup at each end: acknowledge a
      * message's end at once (its sender completes on it), and a segment that fills the
@@ -127,6 +142,16 @@ void vb_rx_segment(struct vb_ep *ep, struct vb_lane *l, uint32_t imm, uint32_t l
         rx->ack_due = VB_ACK_NOW;
     else if (!rx->ack_due)
         rx->ack_due = VB_ACK_LATER;
+    return 1;
+}
+
+void vb_rx_segment(struct vb_ep *ep, struct vb_lane *l, uint32_t imm, uint32_t len)
+{
+    enum vb_seg_type t = vb_imm_type(imm);
+
+    if (ep->qp_type == IBV_QPT_RC ? !rx_rc_in_order(ep, l, imm) : !rx_uc_in_order(ep, l, imm))
+        return;
+    l->rx.expected++;
     if (t == VB_WRITE_FINAL || t == VB_WRITE_PART)
         rx_write(ep, l, t, imm & 0xffffu, len);
     else
@@ -151,6 +176,24 @@ uint64_t vb_rx_ack(struct vb_ep *ep, struct vb_lane *l, uint64_t now)
     ep->stats.acks++;
     vb_side_send(ep, VB_F_ACK, l->idx, 0, rx->expected);
     return UINT64_MAX;
+}
+
+/* Reported once VB_CREDIT_EVERY gathered, not per segment: that would cost the side frame per
+ * message the ACKs cost. No sender waits for ever: one stopped at its last covered segment has
+ * used VB_HW_RQ receives beyond the last report, so once they have arrived and been posted
+ * again, more than VB_CREDIT_EVERY have gathered. */
+void vb_rx_reposted(struct vb_ep *ep, struct vb_lane *l, int n)
+{
+    struct vb_rx *rx = &l->rx;
+
+    if (ep->qp_type != IBV_QPT_RC)
+        return; /* UC: the window is under VB_HW_RQ, the ACK of a segment follows its repost */
+    rx->reposted += (uint32_t)n;
+    if (rx->reposted - rx->credit_sent < VB_CREDIT_EVERY)
+        return;
+    rx->credit_sent = rx->reposted;
+    ep->stats.credits++;
+    vb_side_send(ep, VB_F_CREDIT, l->idx, 0, rx->reposted);
 }
 
 void vb_rx_on_probe(struct vb_ep *ep, struct vb_lane *l, uint32_t epoch)

@@ -2,9 +2,10 @@
 /* The side channel after ep_connect: the TCP socket the connection was set up over stays open
  * and carries the back end's own control frames (24 bytes each): READY (our QPs are in RTR/RTS
  * with receives posted: the peer may send), RECV (where the next caller RECV of a lane is, so a
- * SEND can be written straight into it), ACK / NAK / PROBE / REPLY of the reliability protocol,
- * and heartbeats. Being TCP it never loses a frame, which keeps the protocol small;
- * its EOF or silence past the liveness deadline is how a dead peer is noticed. */
+ * SEND can be written straight into it), ACK / NAK / PROBE / REPLY of the reliability protocol
+ * (UC), CREDIT (RC: hardware receives posted again), and heartbeats. Being TCP it never loses a
+ * frame, which keeps the protocol small; its EOF or silence past the liveness deadline is how a
+ * dead peer is noticed. */
 #include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "fabric/verbs/verbs_int.h"
 #include "util/sock.h"
 #include "util/clock.h"
+#include "util/counters.h"
 #include "util/log.h"
 
 #define VB_SIDE_OUT_MAX (4u << 20) /* a peer this far behind on reading is broken */
@@ -61,6 +63,9 @@ static void side_put(struct vb_ep *ep, enum vb_frame_type t, int lane, uint32_t 
                                        .rkey = rkey},
                     f);
     s->out_n += VB_FRAME;
+    jaccl_count(JACCL_CNT_SIDE_TX, 1);
+    if (t == VB_F_RECV)
+        jaccl_count(JACCL_CNT_SIDE_TX_RECV, 1);
 }
 
 void vb_side_send(struct vb_ep *ep, enum vb_frame_type t, int lane, uint32_t epoch, uint32_t seq)
@@ -120,12 +125,21 @@ int vb_frame_decode(const unsigned char *f, int nlanes, struct vb_frame *out)
     out->seq = le32toh(out->seq);
     out->addr = le64toh(out->addr);
     out->rkey = le32toh(out->rkey);
-    if (out->type < VB_F_READY || out->type > VB_F_RECV)
+    if (out->type < VB_F_READY || out->type > VB_F_CREDIT)
         return VB_FRAME_BAD_TYPE;
     /* READY and heartbeats are about the endpoint, not a lane. */
     if (out->type != VB_F_READY && out->type != VB_F_HB && out->lane >= nlanes)
         return VB_FRAME_BAD_LANE;
     return VB_FRAME_OK;
+}
+
+/* RC lanes speak only RECV and CREDIT, UC lanes everything but CREDIT: an ACK on RC would move
+ * una, which there only send CQEs move. */
+static int frame_fits_qp(const struct vb_ep *ep, int type)
+{
+    if (type == VB_F_RECV)
+        return 1;
+    return (type == VB_F_CREDIT) == (ep->qp_type == IBV_QPT_RC);
 }
 
 static void side_frame(struct vb_ep *ep, const unsigned char *f, uint64_t now)
@@ -147,6 +161,11 @@ static void side_frame(struct vb_ep *ep, const unsigned char *f, uint64_t now)
             vb_tx_pump(ep, &ep->lane[i], now);
         return;
     }
+    if (!frame_fits_qp(ep, fr.type)) {
+        vb_ep_fail(ep, -EPROTO, "sent a control frame of type %u, which its %s lanes never send",
+                   fr.type, ep->qp_type == IBV_QPT_RC ? "RC" : "UC");
+        return;
+    }
     l = &ep->lane[fr.lane];
     switch (fr.type) {
     case VB_F_RECV:
@@ -163,6 +182,9 @@ static void side_frame(struct vb_ep *ep, const unsigned char *f, uint64_t now)
         break;
     case VB_F_REPLY:
         vb_tx_on_reply(ep, l, fr.seq, fr.epoch, now);
+        break;
+    case VB_F_CREDIT:
+        vb_tx_on_credit(ep, l, fr.seq, now);
     }
 }
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Sender side of the data path: caller posts cut into segments (WRITE_IMMs into the caller's
  * remote buffer or, for a SEND, into the RECV it consumes, as the peer advertised it), posted in
- * chains, retired by send CQEs, and completed to the caller once acknowledged (verbs_rel.c says
- * when that is). */
+ * chains, retired by send CQEs, and completed to the caller once delivered: on UC once
+ * acknowledged, on RC once the send CQE of its last segment arrived (verbs_rel.c says why). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <string.h>
@@ -77,7 +77,8 @@ static void tx_fill_wr(struct vb_ep *ep, struct vb_lane *l, uint32_t seq, struct
         lo = m->imm;
     else if (s->type == VB_SEND_FINAL && m->too_long)
         lo = VB_SEND_TOO_LONG;
-    else if ((s->type == VB_WRITE_PART || s->type == VB_SEND_PART) && seq + 1 - tx->una >= tx->cwnd)
+    else if (ep->qp_type != IBV_QPT_RC && (s->type == VB_WRITE_PART || s->type == VB_SEND_PART) &&
+             seq + 1 - tx->una >= tx->cwnd)
         lo = VB_ACK_REQ; /* the window is full after this one: the receiver must not wait */
     memset(wr, 0, sizeof(*wr));
     sge->addr = (uint64_t)(uintptr_t)(m->buf + s->off);
@@ -115,9 +116,18 @@ static void tx_account(struct vb_ep *ep, struct vb_lane *l, uint32_t seq, int si
     tx->hw_bytes += s->len;
 }
 
-/* Posts segments [first, first + n) as one chain: one doorbell for the batch. Only every
- * VB_SIGNAL_EVERY-th WR and the last of the chain ask for a CQE: a send CQE means the QP is
- * done with that WR and every WR before it, and each CQE costs the progress thread a turn. */
+/* Whether a WR asks for a CQE: every VB_SIGNAL_EVERY-th and the last of a chain (a send CQE
+ * means the QP is done with that WR and every WR before it, and each CQE costs the progress
+ * thread a turn), and on RC a message's final segment too: its CQE completes the message. */
+static int tx_signal(struct vb_ep *ep, struct vb_lane *l, uint32_t seq, int chain_end)
+{
+    int final = !(vb_seg_at(&l->tx, seq)->type & 1); /* VB_WRITE_FINAL, VB_SEND_FINAL */
+
+    return ++l->tx.unsignaled >= VB_SIGNAL_EVERY || chain_end ||
+           (ep->qp_type == IBV_QPT_RC && final);
+}
+
+/* Posts segments [first, first + n) as one chain: one doorbell for the batch. */
 static int tx_post(struct vb_ep *ep, struct vb_lane *l, uint32_t first, int n,
                    struct ibv_send_wr *wr, uint64_t now)
 {
@@ -128,7 +138,7 @@ static int tx_post(struct vb_ep *ep, struct vb_lane *l, uint32_t first, int n,
         return 0;
     wr[n - 1].next = NULL;
     for (int i = 0; i < n; i++) {
-        if (++l->tx.unsignaled >= VB_SIGNAL_EVERY || i == n - 1) {
+        if (tx_signal(ep, l, first + (uint32_t)i, i == n - 1)) {
             wr[i].send_flags |= IBV_SEND_SIGNALED;
             l->tx.unsignaled = 0;
         }
@@ -147,6 +157,17 @@ static int tx_post(struct vb_ep *ep, struct vb_lane *l, uint32_t first, int n,
 
 #define VB_POST_BATCH 32
 
+/* Whether the next segment may go out. UC: the congestion window (segments unacknowledged).
+ * RC: the hardware retransmits, so no window; but a WRITE_IMM that finds no hardware receive
+ * posted draws an RNR NAK and a stall of the RNR timer, so the sender stops at the last segment
+ * the peer's receives cover (tx->granted). The segment ring bounds both. */
+static int tx_may_send(const struct vb_ep *ep, const struct vb_tx *tx)
+{
+    if (ep->qp_type == IBV_QPT_RC)
+        return tx->snd - tx->una < VB_SEG_WIN && vb_sdiff(tx->granted, tx->snd) > 0;
+    return tx->snd - tx->una < tx->cwnd;
+}
+
 void vb_tx_pump(struct vb_ep *ep, struct vb_lane *l, uint64_t now)
 {
     struct vb_tx *tx = &l->tx;
@@ -159,7 +180,7 @@ void vb_tx_pump(struct vb_ep *ep, struct vb_lane *l, uint64_t now)
     if (fab_ep_base_err(&ep->base) != 0 || !ep->peer_ready || tx->probe_pending)
         return;
     while (tx->hw_n + (uint32_t)n < VB_HW_SQ && tx->hw_bytes + bytes < VB_HW_BYTES &&
-           tx->snd - tx->una < tx->cwnd) {
+           tx_may_send(ep, tx)) {
         if (tx->snd == tx->nxt && !tx_new_seg(ep, l))
             break;
         tx_fill_wr(ep, l, tx->snd, &wr[n], &sge[n]);
@@ -178,7 +199,9 @@ void vb_tx_pump(struct vb_ep *ep, struct vb_lane *l, uint64_t now)
     tx_post(ep, l, first, n, wr, now);
 }
 
-/* A signaled WR completed: so did every unsignaled one posted before it. */
+/* A signaled WR completed: so did every unsignaled one posted before it. On RC a successful
+ * send CQE also means the peer's QP acknowledged the segment, so it is delivered: una moves past
+ * it (RC never retransmits, so the WRs retire in sequence order, one sequence number each). */
 void vb_tx_on_send_cqe(struct vb_ep *ep, struct vb_lane *l)
 {
     struct vb_tx *tx = &l->tx;
@@ -190,7 +213,24 @@ void vb_tx_on_send_cqe(struct vb_ep *ep, struct vb_lane *l)
         tx->hw_bytes -= tx->hw_len[tx->hw_head];
         tx->hw_head = (tx->hw_head + 1) % VB_HW_SQ;
         tx->hw_n--;
+        if (ep->qp_type == IBV_QPT_RC)
+            tx->una++;
     }
+}
+
+void vb_tx_on_credit(struct vb_ep *ep, struct vb_lane *l, uint32_t reposted, uint64_t now)
+{
+    struct vb_tx *tx = &l->tx;
+
+    /* The peer reposts only receives our segments consumed: never more than we sent. */
+    if (vb_sdiff(reposted, tx->snd) > 0) {
+        vb_ep_fail(ep, -EPROTO, "reported %u receives posted again on lane %d after %u segments",
+                   reposted, l->idx, tx->snd);
+        return;
+    }
+    if (vb_sdiff(reposted + VB_HW_RQ, tx->granted) > 0)
+        tx->granted = reposted + VB_HW_RQ;
+    vb_tx_pump(ep, l, now);
 }
 
 void vb_tx_complete(struct vb_ep *ep, struct vb_lane *l)

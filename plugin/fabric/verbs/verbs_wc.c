@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Hardware completions of one endpoint: every CQE's status is checked (an error becomes a WARN
  * with the verbs status string and fails the endpoint), receive CQEs feed the reliability
- * protocol, send CQEs release the buffers the hardware was reading. Then receives are posted
- * again, acknowledgements queued and the send windows refilled. */
+ * protocol, send CQEs release the buffers the hardware was reading (and on RC deliver the
+ * segments). Then receives are posted again, acknowledgements (UC) or credits (RC) queued,
+ * finished sends completed and the send windows refilled. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <string.h>
@@ -59,7 +60,8 @@ static void wc_one(struct vb_ep *ep, const struct ibv_wc *wc, uint64_t now)
 static void lane_after_drain(struct vb_ep *ep, struct vb_lane *l, uint64_t now)
 {
     if (l->rx.reposts) {
-        int rc = vb_post_hw_recvs(ep, l, l->rx.reposts);
+        int n = l->rx.reposts;
+        int rc = vb_post_hw_recvs(ep, l, n);
 
         l->rx.reposts = 0;
         if (rc != 0) {
@@ -67,6 +69,7 @@ static void lane_after_drain(struct vb_ep *ep, struct vb_lane *l, uint64_t now)
                        strerror(-rc));
             return;
         }
+        vb_rx_reposted(ep, l, n);
     }
     vb_rx_ack(ep, l, now);
     vb_tx_complete(ep, l);

@@ -2,7 +2,7 @@
 /* The verbs back end's wire format, the twin of tcp/tcp_wire.h: what crosses between two
  * back ends. Three things, each pure data with pure functions (the fuzz targets drive them):
  *  - the 32-bit immediate of every RDMA WRITE-with-immediate segment;
- *  - the side-channel frames (TCP: ACK, NAK, probe, heartbeat, RECV advertisements);
+ *  - the side-channel frames (TCP: ACK, NAK, probe, heartbeat, RECV advertisements, credits);
  *  - the connection blob an endpoint hands its peer through ep_local_info.
  * Both ends run the same build; multi-byte fields are little-endian on the wire. */
 #ifndef JACCL_FABRIC_VERBS_WIRE_H
@@ -49,7 +49,8 @@ enum vb_frame_type {
     VB_F_PROBE,
     VB_F_REPLY,
     VB_F_HB,
-    VB_F_RECV, /* seq = capacity, addr, rkey of the lane's next RECV */
+    VB_F_RECV,   /* seq = capacity, addr, rkey of the lane's next RECV */
+    VB_F_CREDIT, /* RC: seq = hardware receives the lane has posted again so far */
 };
 #define VB_FRAME 24 /* bytes per frame */
 /* A frame as read: type, lane, epoch, seq (VB_F_RECV: capacity), addr, rkey. */
