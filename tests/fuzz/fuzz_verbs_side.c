@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(fr.type == data[off] && fr.lane == data[off + 1] && fr.epoch == data[off + 2]);
         if (rc != VB_FRAME_OK)
             return 0; /* the endpoint fails on the first bad frame */
-        FUZZ_CHECK(fr.type >= VB_F_READY && fr.type <= VB_F_RECV);
+        FUZZ_CHECK(fr.type >= VB_F_READY && fr.type <= VB_F_LAST);
         FUZZ_CHECK(fr.type == VB_F_READY || fr.type == VB_F_HB || fr.lane < nlanes);
         /* The encoder writes the same frame back, reserved bytes zero. */
         unsigned char again[VB_FRAME], want[VB_FRAME];

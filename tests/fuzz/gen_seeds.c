@@ -181,9 +181,9 @@ static void coll_ctrl(void)
 
 static void verbs_side(void)
 {
-    unsigned char b[1 + 7 * VB_FRAME];
+    unsigned char b[1 + (VB_F_LAST - VB_F_READY + 1) * VB_FRAME];
     b[0] = 1; /* 2 lanes */
-    for (int t = VB_F_READY; t <= VB_F_RECV; t++) {
+    for (int t = VB_F_READY; t <= VB_F_LAST; t++) {
         struct vb_frame fr = {.type = (uint8_t)t,
                               .lane = (uint8_t)(t & 1),
                               .epoch = 1,

@@ -125,7 +125,7 @@ int vb_frame_decode(const unsigned char *f, int nlanes, struct vb_frame *out)
     out->seq = le32toh(out->seq);
     out->addr = le64toh(out->addr);
     out->rkey = le32toh(out->rkey);
-    if (out->type < VB_F_READY || out->type > VB_F_CREDIT)
+    if (out->type < VB_F_READY || out->type > VB_F_LAST)
         return VB_FRAME_BAD_TYPE;
     /* READY and heartbeats are about the endpoint, not a lane. */
     if (out->type != VB_F_READY && out->type != VB_F_HB && out->lane >= nlanes)

@@ -49,8 +49,9 @@ enum vb_frame_type {
     VB_F_PROBE,
     VB_F_REPLY,
     VB_F_HB,
-    VB_F_RECV,   /* seq = capacity, addr, rkey of the lane's next RECV */
-    VB_F_CREDIT, /* RC: seq = hardware receives the lane has posted again so far */
+    VB_F_RECV,               /* seq = capacity, addr, rkey of the lane's next RECV */
+    VB_F_CREDIT,             /* RC: seq = hardware receives the lane has posted again so far */
+    VB_F_LAST = VB_F_CREDIT, /* the decoder, the fuzzer and its seeds read the range from here */
 };
 #define VB_FRAME 24 /* bytes per frame */
 /* A frame as read: type, lane, epoch, seq (VB_F_RECV: capacity), addr, rkey. */
