@@ -4,14 +4,12 @@
  * ncclInternalError without reading through it (run under ASan to prove the last part); a
  * pending connect is resumed only by the same handle bytes and device; the last finalize with
  * comms open leaves them working, and their last close leaves no thread behind. */
-#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmocka.h>
 #include <stdatomic.h>
@@ -19,6 +17,7 @@
 #include "core/api.h"
 #include "core/registry.h"
 #include "core_pair.h"
+#include "unit_threads.h"
 #include "util/log.h"
 
 #define BUF CORE_PAIR_BUF
@@ -38,33 +37,6 @@ static void logger(ncclDebugLogLevel level, unsigned long flags, const char *fil
         assert_int_equal((call), ncclInternalError); \
         assert_true(warns > w_);                     \
     } while (0)
-
-static int threads(void)
-{
-    DIR *d = opendir("/proc/self/task");
-    int n = 0;
-    for (struct dirent *e; d && (e = readdir(d));)
-        n += e->d_name[0] != '.';
-    if (d)
-        closedir(d);
-    return n;
-}
-
-/* The thread count once it is down to want, or what it still is after 10 s. A thread that was
- * just joined can still be listed for a moment (pthread_join returns when the kernel clears its
- * tid, a little before the task is released; longer on a loaded box, where the exiting thread
- * waits for a CPU to finish), as mp_thread_count knows; a thread left running never leaves the
- * list. */
-static int threads_down_to(int want)
-{
-    double t0 = core_now();
-    int n = threads();
-    while (n > want && core_now() - t0 < 10) {
-        nanosleep(&(struct timespec){0, 1000000}, NULL);
-        n = threads();
-    }
-    return n;
-}
 
 static int setup(void **state)
 {
@@ -209,7 +181,7 @@ static void pending_connect_matches_contents(void **state)
 
 static void finalize_with_comms_open(void **state)
 {
-    int t0 = threads();
+    int t0 = unit_threads();
     size_t n0 = jaccl_reg_count();
     void *ctx, *lc, *sc, *rc, *smh, *rmh;
     char handle[128], sbuf[BUF], rbuf[BUF];
@@ -218,7 +190,7 @@ static void finalize_with_comms_open(void **state)
     core_link_up(ctx, 0, handle, lc, &sc, &rc);
     assert_int_equal(jaccl_reg_mr(sc, sbuf, BUF, JACCL_MEM_HOST, &smh), ncclSuccess);
     assert_int_equal(jaccl_reg_mr(rc, rbuf, BUF, JACCL_MEM_HOST, &rmh), ncclSuccess);
-    assert_true(threads() > t0); /* the TCP endpoints' I/O threads */
+    assert_true(unit_threads() > t0); /* the TCP endpoints' I/O threads */
     void *d = rbuf, *freq = (void *)1;
     assert_int_equal(jaccl_iflush(rc, 1, &d, &(int){1}, &rmh, &freq), ncclSuccess);
     assert_null(freq);
@@ -230,7 +202,7 @@ static void finalize_with_comms_open(void **state)
     assert_int_equal(jaccl_close_send(sc), ncclSuccess);
     assert_int_equal(jaccl_close_recv(rc), ncclSuccess); /* rmh released by the close */
     assert_int_equal(jaccl_close_listen(lc), ncclSuccess);
-    assert_int_equal(threads_down_to(t0), t0);
+    assert_int_equal(unit_threads_down_to(t0), t0);
     assert_int_equal(jaccl_reg_count(), n0);
     /* and the plugin starts again from scratch */
     int ndev = 0;

@@ -8,7 +8,6 @@
  * share their functions; many communicators at once from several threads (ThreadSanitizer
  * runs this under make test-tsan). The knobs are checked through the core's entry points, where
  * the test can make the library read the environment again. */
-#include <dirent.h>
 #include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
@@ -19,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmocka.h>
 
@@ -28,6 +26,8 @@
 #include "nccl_abi/tuner.h"
 #include "util/log.h"
 #include "util/param.h"
+
+#include "unit_threads.h"
 
 #define NA      NCCL_NUM_ALGORITHMS
 #define NP      NCCL_NUM_PROTOCOLS
@@ -275,45 +275,20 @@ static void test_stale_context(void **state)
     assert_int_equal(log_warns(), w + 2); /* one for each call */
 }
 
-/* Threads of this process (/proc/self/task). */
-static int threads(void)
-{
-    DIR *d = opendir("/proc/self/task");
-    int n = 0;
-    for (struct dirent *e; d && (e = readdir(d));)
-        n += e->d_name[0] != '.';
-    if (d)
-        closedir(d);
-    return n;
-}
-
-/* The thread count once it is down to `want`, or what it is after 10 s: a thread the fabric
- * joined (or a detached one told to stop) stays listed in /proc until it has finished exiting,
- * which on a crowded machine or under TSan takes a while after its stop returned. */
-static int threads_down_to(int want)
-{
-    int n = threads();
-    for (int i = 0; i < 10000 && n > want; i++) {
-        nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
-        n = threads();
-    }
-    return n;
-}
-
 /* No net plugin initialised (as in this process): the tuner reads the devices by opening the
  * fabric itself, and holds nothing once it has read them: no thread, and no init context (the
  * net table's devices() counts devices only while one is held). */
 static void test_nothing_held(void **state)
 {
     const ncclNet_v11_t *net = dlsym(g_lib, "ncclNetPlugin_v11");
-    int before = threads(), ndev = -1;
+    int before = unit_threads(), ndev = -1;
     void *ctx = init_ctx(g_v5, 3, 1);
     assert_non_null(ctx);
-    assert_int_equal(threads_down_to(before), before);
+    assert_int_equal(unit_threads_down_to(before), before);
     assert_int_equal(net->devices(&ndev), ncclSuccess);
     assert_int_equal(ndev, 0);
     assert_int_equal(g_v5->finalize(ctx), ncclSuccess);
-    assert_int_equal(threads_down_to(before), before);
+    assert_int_equal(unit_threads_down_to(before), before);
 }
 
 /* ---- many communicators at once ---- */

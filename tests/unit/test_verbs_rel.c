@@ -441,9 +441,11 @@ static void test_probe_fences_older_epochs(void **st)
     free_ep(ep);
 }
 
-static void test_error_cqe_fails_endpoint(void **st)
+/* A WRITE_IMM whose send CQE carries an error: the endpoint fails with the verbs WARN's reason,
+ * and the post completes with the failure's status. */
+static struct vb_ep *error_cqe_case(int nlanes, enum ibv_qp_type qpt)
 {
-    struct vb_ep *ep = mk_ep(2, IBV_QPT_UC);
+    struct vb_ep *ep = mk_ep(nlanes, qpt);
     const char *why = NULL;
     struct fab_wc wc;
 
@@ -455,6 +457,12 @@ static void test_error_cqe_fails_endpoint(void **st)
     assert_int_equal(poll1(ep, &wc), 1);
     assert_int_equal(wc.wr_id, 99);
     assert_int_equal(wc.status, FAB_WC_PEER_LOST);
+    return ep;
+}
+
+static void test_error_cqe_fails_endpoint(void **st)
+{
+    struct vb_ep *ep = error_cqe_case(2, IBV_QPT_UC);
     /* the QPs were moved to ERR so the hardware stops reading caller memory */
     assert_int_equal(fk_mod[fk_nmod - 1].state, IBV_QPS_ERR);
     free_ep(ep);
@@ -712,19 +720,7 @@ static void test_rc_credit_gates_segments(void **st)
 /* RC: an error CQE still fails the endpoint (no software retry behind it), the post with it. */
 static void test_rc_error_cqe_fails_endpoint(void **st)
 {
-    struct vb_ep *ep = mk_ep(1, IBV_QPT_RC);
-    const char *why = NULL;
-    struct fab_wc wc;
-
-    write_imm(ep, 10, 0, 99);
-    fk_push_wc(ep->lane[0].qp->qp_num, IBV_WC_RDMA_WRITE, IBV_WC_RETRY_EXC_ERR, 0, 0);
-    vb_ep_drain(ep, 1000);
-    assert_int_equal(fc_ep_status(&fab_verbs_ops, &ep->fab, &why), FAB_WC_PEER_LOST);
-    assert_non_null(strstr(why, "transport retry counter exceeded"));
-    assert_int_equal(poll1(ep, &wc), 1);
-    assert_int_equal(wc.wr_id, 99);
-    assert_int_equal(wc.status, FAB_WC_PEER_LOST);
-    free_ep(ep);
+    free_ep(error_cqe_case(1, IBV_QPT_RC));
 }
 
 /* Each lane type refuses the other's frames: an ACK on RC, a CREDIT on UC. */
