@@ -51,19 +51,16 @@ enum {
     CNT_TEST,
     CNT_REG,
     CNT_SIDE,
-    CNT_SIDE_RECV,
+    CNT_ADV,
+    CNT_CTL,
     CNT_N
 };
 static const char *const cnt_src[CNT_N][4] = {
-        [CNT_TX] = {"sendmsg"},
-        [CNT_RX] = {"recvmsg_io"},
-        [CNT_RX_POLL] = {"recvmsg_poll"},
-        [CNT_WAKE] = {"epoll_wake", "eventfd_wake", "cq_signal"},
-        [CNT_STAGE] = {"stage_bytes"},
-        [CNT_TEST] = {"test"},
-        [CNT_REG] = {"reg_lock"},
-        [CNT_SIDE] = {"side_tx"},
-        [CNT_SIDE_RECV] = {"side_tx_recv"},
+        [CNT_TX] = {"sendmsg"},           [CNT_RX] = {"recvmsg_io"},
+        [CNT_RX_POLL] = {"recvmsg_poll"}, [CNT_WAKE] = {"epoll_wake", "eventfd_wake", "cq_signal"},
+        [CNT_STAGE] = {"stage_bytes"},    [CNT_TEST] = {"test"},
+        [CNT_REG] = {"reg_lock"},         [CNT_SIDE] = {"side_tx"},
+        [CNT_ADV] = {"rdma_adv"},         [CNT_CTL] = {"rdma_ctl"},
 };
 static const char *const cnt_label[CNT_N] = {"sendmsg",
                                              "recvmsg(io thread)",
@@ -73,7 +70,8 @@ static const char *const cnt_label[CNT_N] = {"sendmsg",
                                              "test() calls",
                                              "registry lock (process)",
                                              "verbs side frames",
-                                             "of them RECV adverts"};
+                                             "verbs RDMA adverts",
+                                             "verbs RDMA ACKs/credits"};
 
 struct row {
     size_t size;

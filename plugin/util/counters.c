@@ -41,7 +41,8 @@ static const char *const g_names[JACCL_CNT_NUM] = {
         [JACCL_CNT_COLL_CTRL] = "coll_ctrl",
         [JACCL_CNT_COLL_THREAD] = "coll_thread",
         [JACCL_CNT_SIDE_TX] = "side_tx",
-        [JACCL_CNT_SIDE_TX_RECV] = "side_tx_recv",
+        [JACCL_CNT_RDMA_ADV] = "rdma_adv",
+        [JACCL_CNT_RDMA_CTL] = "rdma_ctl",
 };
 
 /* `tmpl` with every %p replaced by the pid (several ranks on one host share a template).

@@ -28,7 +28,8 @@ enum jaccl_counter {
     JACCL_CNT_COLL_CTRL,    /* CollNet control messages posted (credits, goodbyes) */
     JACCL_CNT_COLL_THREAD,  /* CollNet progress-thread rounds that moved something (a hand-off) */
     JACCL_CNT_SIDE_TX,      /* verbs side-channel frames queued, of every type */
-    JACCL_CNT_SIDE_TX_RECV, /* of those, RECV advertisements (one per caller post_recv) */
+    JACCL_CNT_RDMA_ADV,     /* verbs RECV advertisements RDMA-written into the peer's ring */
+    JACCL_CNT_RDMA_CTL,     /* verbs ACKs and receive credits sent as RDMA controls */
     JACCL_CNT_NUM
 };
 

@@ -29,5 +29,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(peer.mtu >= IBV_MTU_256 && peer.mtu <= IBV_MTU_4096);
     FUZZ_CHECK((128u << peer.mtu) >= 256 && (128u << peer.mtu) <= 4096);
     FUZZ_CHECK(peer.max_recv >= 1 && peer.max_recv <= VB_MAX_RECV);
+    FUZZ_CHECK(peer.ring_slots == peer.max_recv); /* the ring index math divides by it */
     return 0;
 }

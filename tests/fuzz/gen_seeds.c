@@ -187,9 +187,7 @@ static void verbs_side(void)
         struct vb_frame fr = {.type = (uint8_t)t,
                               .lane = (uint8_t)(t & 1),
                               .epoch = 1,
-                              .seq = 100u + (unsigned)t,
-                              .addr = t == VB_F_RECV ? 0x1000 : 0,
-                              .rkey = t == VB_F_RECV ? 0x77 : 0};
+                              .seq = 100u + (unsigned)t};
         vb_frame_encode(&fr, b + 1 + (t - VB_F_READY) * VB_FRAME);
     }
     seed("fuzz_verbs_side", "every-type", b, sizeof(b), NULL, 0);
@@ -205,6 +203,9 @@ static void verbs_blob(void)
                          .mtu = IBV_MTU_1024,
                          .flags = VB_INFO_ONE_PACKET,
                          .max_recv = 192,
+                         .ring_addr = 0x7f0000001000ull,
+                         .ring_rkey = 0x99,
+                         .ring_slots = 192,
                          .lane = {{.qpn = 0x11, .psn = 0x100}, {.qpn = 0x12, .psn = 0x200}}};
     seed("fuzz_verbs_blob", "uc-roce", pre, sizeof(pre), &in,
          offsetof(struct vb_info, lane) + 2 * sizeof(in.lane[0]));

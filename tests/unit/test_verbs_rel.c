@@ -2,8 +2,9 @@
 /* The verbs back end's reliability protocol, with the verbs calls replaced by fakes: segmenting,
  * completion only once acknowledged (UC) or from the send CQE with no side frame (RC), in-order
  * delivery, gap detection (one NAK per epoch; fatal on RC), go-back-N retransmission, stale-NAK
- * and fenced-copy rejection, bounded retries, probes, RC receive credits, SENDs written into the
- * advertised RECV, and error CQEs. */
+ * and fenced-copy rejection, bounded retries, probes, ACKs and RC receive credits as RDMA
+ * controls, RECV advertisements written through RDMA (deferred and skipped when they have no
+ * room), SENDs written into the advertised RECV, and error CQEs. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -51,14 +52,18 @@ static struct vb_ep *mk_ep(int nlanes, int qp_type)
 
         l->ep = ep;
         l->idx = i;
-        l->rq_cap = l->mq_cap = l->adv_cap = 16;
+        l->rq_cap = l->mq_cap = 16;
         l->rq = calloc(16, sizeof(*l->rq));
         l->mq = calloc(16, sizeof(*l->mq));
-        l->adv = calloc(16, sizeof(*l->adv));
         vb_tx_init(&l->tx, 0);
         l->rx.nak_epoch = -1;
         l->qp = fk_create_qp(NULL, &qa);
     }
+    assert_int_equal(vb_ring_create(ep), 0);
+    /* the peer's rings: as big as ours, somewhere else */
+    ep->ring.peer_addr = 0x7f0000000000ull;
+    ep->ring.peer_rkey = 0x66;
+    ep->ring.peer_slots = ep->ring.slots;
     return ep;
 }
 
@@ -67,9 +72,9 @@ static void free_ep(struct vb_ep *ep)
     for (int i = 0; i < ep->nlanes; i++) {
         free(ep->lane[i].rq);
         free(ep->lane[i].mq);
-        free(ep->lane[i].adv);
         free(ep->lane[i].qp);
     }
+    vb_ring_destroy(ep);
     if (ep->side.fd >= 0)
         close(ep->side.fd);
     free(ep->side.out);
@@ -94,6 +99,24 @@ static int frame(const struct vb_ep *ep, int i, int *type, int *lane, int *epoch
     *epoch = f[2];
     memcpy(seq, f + 4, 4);
     return 1;
+}
+
+/* The controls (ACKs, credits) among the WRs posted so far: how many, and the last one's value
+ * (its sequence field) and whether it was a credit. */
+static int ctls_sent(uint32_t *last, int *credit)
+{
+    int n = 0;
+
+    for (int i = 0; i < fk_nsent; i++) {
+        if (!vb_imm_is_ctl(fk_sent[i].imm))
+            continue;
+        assert_int_equal(fk_sent[i].len, 0);
+        *last = vb_imm_seq(fk_sent[i].imm);
+        if (credit)
+            *credit = !!(fk_sent[i].imm & VB_LO_CREDIT);
+        n++;
+    }
+    return n;
 }
 
 static void write_imm(struct vb_ep *ep, size_t len, uint32_t imm, uint64_t wr_id)
@@ -207,9 +230,11 @@ static void test_retries_exhausted_fails_and_flushes(void **st)
 
 static void post_recvs(struct vb_ep *ep, int n)
 {
+    int before = fk_nsent;
+
     for (int i = 0; i < n; i++)
         assert_int_equal(fab_verbs_post_recv(ep, 0, NULL, 0, NULL, 100 + (uint64_t)i), 0);
-    ep->side.out_n = 0; /* forget the RECV advertisements */
+    assert_int_equal(fk_nsent, before); /* no room: not advertised before VB_ADV_DEFER_NS */
 }
 
 static void test_rx_in_order_gap_nak_once(void **st)
@@ -334,29 +359,126 @@ static void feed(struct vb_ep *ep, int peer_fd, int type, uint32_t seq, uint64_t
     vb_side_read(ep, 5000);
 }
 
+/* The peer's back end advertises its RECV k as it would: the entry in our ring, then the
+ * sequenced segment (seq) that says so, drained from the CQ. */
+static void peer_adv(struct vb_ep *ep, uint32_t seq, uint32_t k, uint64_t addr, uint32_t cap)
+{
+    struct vb_lane *l = &ep->lane[0];
+
+    l->adv_in[k % ep->ring.slots] =
+            (struct vb_adv_wire){.addr = addr, .rkey = 0x55, .cap = cap, .idx = k};
+    fk_push_wc(l->qp->qp_num, IBV_WC_RECV_RDMA_WITH_IMM, IBV_WC_SUCCESS,
+               vb_imm_make(VB_SEND_FINAL, 0, seq, VB_LO_CTL | k), sizeof(struct vb_adv_wire));
+    vb_ep_drain(ep, 1000);
+}
+
 static void test_send_goes_into_advertised_recv(void **st)
 {
     struct vb_ep *ep = mk_ep(1, IBV_QPT_UC);
-    int sv[2];
 
-    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    ep->side.fd = sv[0];
     assert_int_equal(fab_verbs_post_send(ep, 0, g_buf, 40, &g_mr, 11), 0);
     assert_int_equal(fk_nsent, 0); /* where it goes is not known yet */
-    feed(ep, sv[1], VB_F_RECV, 64, 0xabc000, 0x55);
-    assert_int_equal(fk_nsent, 1);
-    assert_int_equal(vb_imm_type(fk_sent[0].imm), VB_SEND_FINAL);
-    assert_int_equal(fk_sent[0].raddr, 0xabc000);
-    assert_int_equal(fk_sent[0].rkey, 0x55);
-    assert_int_equal(fk_sent[0].len, 40);
+    peer_adv(ep, 0, 0, 0xabc000, 64);
+    assert_int_equal(fk_nsent, 2); /* the ACK of the advertisement, and the SEND */
+    assert_true(vb_imm_is_ctl(fk_sent[0].imm));
+    assert_int_equal(vb_imm_type(fk_sent[1].imm), VB_SEND_FINAL);
+    assert_false(vb_imm_is_adv(fk_sent[1].imm));
+    assert_int_equal(fk_sent[1].raddr, 0xabc000);
+    assert_int_equal(fk_sent[1].rkey, 0x55);
+    assert_int_equal(fk_sent[1].len, 40);
     /* longer than the next RECV: one empty segment flagged too long */
     assert_int_equal(fab_verbs_post_send(ep, 0, g_buf, 100, &g_mr, 12), 0);
-    feed(ep, sv[1], VB_F_RECV, 10, 0xabd000, 0x55);
-    assert_int_equal(fk_nsent, 2);
-    assert_int_equal(fk_sent[1].len, 0);
-    assert_int_equal(fk_sent[1].imm & 0xffff, VB_SEND_TOO_LONG);
-    close(sv[1]);
+    peer_adv(ep, 1, 1, 0xabd000, 10);
+    assert_int_equal(fk_nsent, 4);
+    assert_int_equal(fk_sent[3].len, 0);
+    assert_int_equal(fk_sent[3].imm & 0xffff, VB_SEND_TOO_LONG);
+    assert_int_equal(ep->side.out_n, 0); /* nothing on the side channel */
     free_ep(ep);
+}
+
+/* Our RECV with room is advertised at once, through RDMA: its entry goes from our outgoing ring
+ * to its slot in the peer's, in a sequenced segment whose immediate names the RECV. */
+static void test_recv_advertised_through_rdma(void **st)
+{
+    struct vb_ep *ep = mk_ep(1, IBV_QPT_RC);
+    struct vb_lane *l = &ep->lane[0];
+    const struct vb_adv_wire *a;
+
+    assert_int_equal(fab_verbs_post_recv(ep, 0, g_buf + 128, 64, &g_mr, 1), 0);
+    assert_int_equal(fab_verbs_post_recv(ep, 0, g_buf + 256, 8, &g_mr, 2), 0);
+    assert_int_equal(fk_nsent, 2);
+    for (uint32_t k = 0; k < 2; k++) {
+        assert_true(vb_imm_is_adv(fk_sent[k].imm));
+        assert_int_equal(fk_sent[k].imm & VB_ADV_IDX_MASK, k);
+        assert_int_equal(vb_imm_seq(fk_sent[k].imm), k); /* sequenced like any segment */
+        assert_int_equal(fk_sent[k].len, sizeof(struct vb_adv_wire));
+        assert_int_equal(fk_sent[k].raddr, ep->ring.peer_addr + k * sizeof(struct vb_adv_wire));
+        assert_int_equal(fk_sent[k].rkey, 0x66);
+        a = (const struct vb_adv_wire *)(uintptr_t)fk_sent[k].laddr;
+        assert_ptr_equal(a, &l->adv_out[k]);
+        assert_int_equal(a->idx, k);
+        assert_int_equal(a->rkey, 9);
+    }
+    assert_int_equal(l->adv_out[0].addr, (uint64_t)(uintptr_t)(g_buf + 128));
+    assert_int_equal(l->adv_out[0].cap, 64);
+    assert_int_equal(l->adv_out[1].cap, 8);
+    assert_int_equal(ep->side.out_n, 0);
+    free_ep(ep);
+}
+
+/* A RECV without room waits VB_ADV_DEFER_NS: a WRITE_IMM that consumes it meanwhile makes its
+ * advertisement needless (skipped); one still waiting then goes out; a RECV with room posted
+ * after it takes it along at once. */
+static void test_roomless_recv_advertised_late_or_never(void **st)
+{
+    struct vb_ep *ep = mk_ep(1, IBV_QPT_RC);
+    struct vb_lane *l = &ep->lane[0];
+    uint64_t t0;
+
+    post_recvs(ep, 1);
+    t0 = l->rq[0].posted_ns;
+    assert_int_equal(vb_adv_timer(ep, l, t0), t0 + VB_ADV_DEFER_NS);
+    vb_rx_segment(ep, l, vb_imm_make(VB_WRITE_FINAL, 0, 0, 0), 8); /* its message came */
+    assert_int_equal(vb_adv_timer(ep, l, t0 + VB_ADV_DEFER_NS), UINT64_MAX);
+    assert_int_equal(fk_nsent, 0);
+    post_recvs(ep, 1); /* RECV 1 */
+    t0 = l->rq[1].posted_ns;
+    assert_int_equal(vb_adv_timer(ep, l, t0 + VB_ADV_DEFER_NS), UINT64_MAX);
+    assert_int_equal(fk_nsent, 1);
+    assert_int_equal(fk_sent[0].imm & VB_ADV_IDX_MASK, 1);
+    assert_int_equal(l->adv_out[1].cap, 0);
+    post_recvs(ep, 1);                                                    /* RECV 2 waits... */
+    assert_int_equal(fab_verbs_post_recv(ep, 0, g_buf, 64, &g_mr, 9), 0); /* ...not after this */
+    assert_int_equal(fk_nsent, 3);
+    assert_int_equal(fk_sent[1].imm & VB_ADV_IDX_MASK, 2);
+    assert_int_equal(fk_sent[2].imm & VB_ADV_IDX_MASK, 3);
+    free_ep(ep);
+}
+
+/* What the peer writes into our ring is checked before use: a slot holding another RECV than
+ * the one advertised, and a RECV beyond what the peer may have posted, fail the endpoint. */
+static void test_bad_advertisements_refused(void **st)
+{
+    for (int c = 0; c < 2; c++) {
+        struct vb_ep *ep = mk_ep(1, IBV_QPT_RC);
+        struct vb_lane *l = &ep->lane[0];
+        const char *why = NULL;
+
+        assert_int_equal(fab_verbs_post_send(ep, 0, g_buf, 8, &g_mr, 1), 0);
+        if (c == 0) {
+            l->adv_in[0] = (struct vb_adv_wire){.addr = 0x1000, .rkey = 1, .cap = 8, .idx = 16};
+            fk_push_wc(l->qp->qp_num, IBV_WC_RECV_RDMA_WITH_IMM, IBV_WC_SUCCESS,
+                       vb_imm_make(VB_SEND_FINAL, 0, 0, VB_LO_CTL | 0), 24);
+        } else { /* RECV 16 with 16 slots and no message sent: RECV 0 is still unread */
+            fk_push_wc(l->qp->qp_num, IBV_WC_RECV_RDMA_WITH_IMM, IBV_WC_SUCCESS,
+                       vb_imm_make(VB_SEND_FINAL, 0, 0, VB_LO_CTL | 16), 24);
+        }
+        vb_ep_drain(ep, 1000);
+        assert_int_equal(fc_ep_status(&fab_verbs_ops, &ep->fab, &why), FAB_WC_PEER_PROTO);
+        assert_non_null(strstr(why, c == 0 ? "unadvertised" : "may have posted"));
+        assert_int_equal(fk_nsent, 0); /* nothing was written anywhere */
+        free_ep(ep);
+    }
 }
 
 static void test_rx_send_and_too_long(void **st)
@@ -364,13 +486,8 @@ static void test_rx_send_and_too_long(void **st)
     struct vb_ep *ep = mk_ep(1, IBV_QPT_UC);
     struct vb_lane *l = &ep->lane[0];
     struct fab_wc wc;
-    int t, ln, e;
-    uint32_t seq;
 
     assert_int_equal(fab_verbs_post_recv(ep, 0, g_buf, 64, &g_mr, 1), 0);
-    assert_true(frame(ep, 0, &t, &ln, &e, &seq));
-    assert_int_equal(t, VB_F_RECV);
-    assert_int_equal(seq, 64);
     assert_int_equal(fab_verbs_post_recv(ep, 0, g_buf, 8, &g_mr, 2), 0);
     vb_rx_segment(ep, l, vb_imm_make(VB_SEND_PART, 0, 0, 0), 30);
     vb_rx_segment(ep, l, vb_imm_make(VB_SEND_FINAL, 0, 1, 0), 10);
@@ -472,8 +589,8 @@ static void test_drain_delivers_and_acks(void **st)
 {
     struct vb_ep *ep = mk_ep(1, IBV_QPT_UC);
     struct fab_wc wc;
-    int t, ln, e;
-    uint32_t seq;
+    uint32_t seq = 0;
+    int credit = 1;
 
     post_recvs(ep, 1);
     fk_push_wc(ep->lane[0].qp->qp_num, IBV_WC_RECV_RDMA_WITH_IMM, IBV_WC_SUCCESS,
@@ -481,10 +598,32 @@ static void test_drain_delivers_and_acks(void **st)
     vb_ep_drain(ep, 1000);
     assert_int_equal(poll1(ep, &wc), 1);
     assert_int_equal(wc.len, 64);
-    assert_int_equal(fk_nrecv, 1); /* the hardware receive was posted again */
-    assert_true(frame(ep, 0, &t, &ln, &e, &seq));
-    assert_int_equal(t, VB_F_ACK);
+    assert_int_equal(fk_nrecv, 1);                 /* the hardware receive was posted again */
+    assert_int_equal(ctls_sent(&seq, &credit), 1); /* the ACK: an RDMA control */
     assert_int_equal(seq, 1);
+    assert_false(credit);
+    assert_int_equal(ep->side.out_n, 0);
+    free_ep(ep);
+}
+
+/* An ACK control moves una and completes; one from before a probe's reply moved una past it
+ * reads as far ahead of what was sent and is ignored. */
+static void test_ack_control_completes_and_old_one_ignored(void **st)
+{
+    struct vb_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct vb_lane *l = &ep->lane[0];
+    struct fab_wc wc;
+
+    write_imm(ep, 2500, 0, 7); /* seqs 0..2 */
+    vb_tx_on_send_cqe(ep, l);
+    vb_ctl_arrived(ep, l, vb_imm_make(VB_WRITE_PART, 0, 3, VB_LO_CTL), 1000);
+    assert_int_equal(l->tx.una, 3);
+    vb_tx_complete(ep, l);
+    assert_int_equal(poll1(ep, &wc), 1);
+    assert_int_equal(wc.wr_id, 7);
+    vb_ctl_arrived(ep, l, vb_imm_make(VB_WRITE_PART, 0, 1, VB_LO_CTL), 1100); /* old */
+    assert_int_equal(l->tx.una, 3);
+    assert_int_equal(fc_ep_status(&fab_verbs_ops, &ep->fab, NULL), FAB_WC_OK);
     free_ep(ep);
 }
 
@@ -492,15 +631,8 @@ static void test_drain_delivers_and_acks(void **st)
  * segment is acknowledged at the end of its drain. */
 static int acks_queued(const struct vb_ep *ep, uint32_t *last)
 {
-    int t, ln, e, n = 0;
-    uint32_t seq;
-
-    while (frame(ep, n, &t, &ln, &e, &seq)) {
-        assert_int_equal(t, VB_F_ACK);
-        *last = seq;
-        n++;
-    }
-    return n;
+    assert_int_equal(ep->side.out_n, 0);
+    return ctls_sent(last, NULL);
 }
 
 static void test_acks_coalesced(void **st)
@@ -671,18 +803,19 @@ static void test_rc_gap_is_fatal(void **st)
 static void test_rc_credit_reported_in_batches(void **st)
 {
     struct vb_ep *ep = mk_ep(1, IBV_QPT_RC);
-    int t, ln, e;
-    uint32_t seq;
+    uint32_t seq = 0;
+    int credit = 0;
 
     vb_rx_reposted(ep, &ep->lane[0], VB_CREDIT_EVERY - 1);
-    assert_int_equal(ep->side.out_n, 0);
+    assert_int_equal(fk_nsent, 0);
     vb_rx_reposted(ep, &ep->lane[0], 1);
-    assert_true(frame(ep, 0, &t, &ln, &e, &seq));
-    assert_int_equal(t, VB_F_CREDIT);
+    assert_int_equal(ctls_sent(&seq, &credit), 1);
+    assert_true(credit);
     assert_int_equal(seq, VB_CREDIT_EVERY);
     vb_rx_reposted(ep, &ep->lane[0], VB_CREDIT_EVERY + 3);
-    assert_true(frame(ep, 1, &t, &ln, &e, &seq));
+    assert_int_equal(ctls_sent(&seq, &credit), 2);
     assert_int_equal(seq, 2 * VB_CREDIT_EVERY + 3);
+    assert_int_equal(ep->side.out_n, 0);
     free_ep(ep);
 }
 
@@ -696,23 +829,27 @@ static void test_rc_credit_gates_segments(void **st)
     int before;
 
     ep->seg_size = 8;
-    write_imm(ep, 8 * VB_HW_RQ, 0, 1); /* exactly the receives the peer starts with */
-    do {                               /* the hardware finishes everything posted */
+    /* exactly the receives the peer starts with, less those left to our own credits */
+    write_imm(ep, 8 * (VB_HW_RQ - VB_CTL_RESERVE), 0, 1);
+    do { /* the hardware finishes everything posted */
         before = fk_nsent;
         while (l->tx.hw_n > 0)
             vb_tx_on_send_cqe(ep, l);
         vb_tx_pump(ep, l, 100);
     } while (fk_nsent != before);
-    assert_int_equal(fk_nsent, VB_HW_RQ);
+    assert_int_equal(fk_nsent, VB_HW_RQ - VB_CTL_RESERVE);
     vb_tx_complete(ep, l);
     assert_int_equal(poll1(ep, &wc), 1);
     assert_int_equal(wc.wr_id, 1);
     write_imm(ep, 8, 0, 2);
-    assert_int_equal(fk_nsent, VB_HW_RQ); /* no receive left for it */
+    assert_int_equal(fk_nsent, VB_HW_RQ - VB_CTL_RESERVE); /* no receive left for it */
     vb_tx_on_credit(ep, l, 1, 200);
-    assert_int_equal(fk_nsent, VB_HW_RQ + 1);
+    assert_int_equal(fk_nsent, VB_HW_RQ - VB_CTL_RESERVE + 1);
     assert_int_equal(fc_ep_status(&fab_verbs_ops, &ep->fab, NULL), FAB_WC_OK);
-    vb_tx_on_credit(ep, l, VB_HW_RQ + 2, 300);
+    /* a credit arrives as the low bits of the count: unwrapped forward from the last one */
+    vb_tx_on_credit(ep, l, 1000 & VB_SEQ_MASK, 250);
+    assert_int_equal(l->tx.peer_reposted, 1000);
+    vb_tx_on_credit(ep, l, VB_HW_RQ + 2, 300); /* more than was ever sent */
     assert_int_not_equal(fc_ep_status(&fab_verbs_ops, &ep->fab, NULL), FAB_WC_OK);
     free_ep(ep);
 }
@@ -723,20 +860,28 @@ static void test_rc_error_cqe_fails_endpoint(void **st)
     free_ep(error_cqe_case(1, IBV_QPT_RC));
 }
 
-/* Each lane type refuses the other's frames: an ACK on RC, a CREDIT on UC. */
-static void test_frames_of_the_other_qp_type_refused(void **st)
+/* Each lane type refuses the other's controls (an ACK on RC, a credit on UC) and RC every lane
+ * frame (loss recovery is UC's). */
+static void test_other_qp_types_controls_refused(void **st)
 {
-    for (int rc = 0; rc < 2; rc++) {
+    for (int c = 0; c < 3; c++) {
+        int rc = c != 1;
         struct vb_ep *ep = mk_ep(1, rc ? IBV_QPT_RC : IBV_QPT_UC);
         const char *why = NULL;
         int sv[2];
 
-        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-        ep->side.fd = sv[0];
-        feed(ep, sv[1], rc ? VB_F_ACK : VB_F_CREDIT, 0, 0, 0);
+        if (c == 2) {
+            assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+            ep->side.fd = sv[0];
+            feed(ep, sv[1], VB_F_ACK, 0, 0, 0);
+            close(sv[1]);
+        } else {
+            fk_push_wc(ep->lane[0].qp->qp_num, IBV_WC_RECV_RDMA_WITH_IMM, IBV_WC_SUCCESS,
+                       vb_imm_make(VB_WRITE_PART, 0, 0, VB_LO_CTL | (rc ? 0 : VB_LO_CREDIT)), 0);
+            vb_ep_drain(ep, 1000);
+        }
         assert_int_equal(fc_ep_status(&fab_verbs_ops, &ep->fab, &why), FAB_WC_PEER_PROTO);
         assert_non_null(strstr(why, rc ? "RC" : "UC"));
-        close(sv[1]);
         free_ep(ep);
     }
 }
@@ -755,12 +900,16 @@ int main(void)
             cmocka_unit_test(test_side_eof_delivers_landed_data_first),
             cmocka_unit_test(test_rx_no_recv_is_fatal),
             cmocka_unit_test(test_send_goes_into_advertised_recv),
+            cmocka_unit_test(test_recv_advertised_through_rdma),
+            cmocka_unit_test(test_roomless_recv_advertised_late_or_never),
+            cmocka_unit_test(test_bad_advertisements_refused),
             cmocka_unit_test(test_rx_send_and_too_long),
             cmocka_unit_test(test_probe_after_rto_then_rewind),
             cmocka_unit_test(test_rc_never_probes),
             cmocka_unit_test(test_probe_fences_older_epochs),
             cmocka_unit_test(test_error_cqe_fails_endpoint),
             cmocka_unit_test(test_drain_delivers_and_acks),
+            cmocka_unit_test(test_ack_control_completes_and_old_one_ignored),
             cmocka_unit_test(test_acks_coalesced),
             cmocka_unit_test(test_window_end_asks_for_ack),
             cmocka_unit_test(test_rc_completes_on_send_cqe),
@@ -769,7 +918,7 @@ int main(void)
             cmocka_unit_test(test_rc_gap_is_fatal),
             cmocka_unit_test(test_rc_credit_reported_in_batches),
             cmocka_unit_test(test_rc_credit_gates_segments),
-            cmocka_unit_test(test_frames_of_the_other_qp_type_refused),
+            cmocka_unit_test(test_other_qp_types_controls_refused),
             cmocka_unit_test(test_rc_error_cqe_fails_endpoint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -64,8 +64,8 @@ static void ep_free(struct vb_ep *ep)
             ibv->destroy_qp(ep->lane[i].qp);
         free(ep->lane[i].rq);
         free(ep->lane[i].mq);
-        free(ep->lane[i].adv);
     }
+    vb_ring_destroy(ep); /* after the QPs: nothing reads or writes it any more */
     if (ep->hcq)
         ibv->destroy_cq(ep->hcq);
     fab_sock_retire(ep->side.fd, ep->liveness_ns); /* our last ACKs still reach the peer */
@@ -102,7 +102,7 @@ static struct vb_ep *ep_alloc(struct vb_domain *dom, struct fab_cq *cq,
 
 static int ep_build(struct vb_ep *ep)
 {
-    int cqe = ep->nlanes * (VB_HW_SQ + VB_HW_RQ + 32);
+    int cqe = ep->nlanes * (VB_HWQ_CAP + VB_HW_RQ + 32);
     int rc;
 
     ep->hcq = ep->ibv->create_cq(ep->dom->ctx, cqe, (void *)(uintptr_t)ep->id, ep->dom->chan, 0);
@@ -110,7 +110,10 @@ static int ep_build(struct vb_ep *ep)
         JWARN("verbs fabric: creating a %d-entry CQ on %s failed", cqe, ep->dom->dev->info.name);
         return -ENOMEM;
     }
-    rc = 0;
+    rc = vb_ring_create(ep);
+    if (rc != 0)
+        JWARN("verbs fabric: registering the advertisement rings on %s failed",
+              ep->dom->dev->info.name);
     for (int i = 0; rc == 0 && i < ep->nlanes; i++)
         rc = lane_init(ep, &ep->lane[i], i);
     return rc;
@@ -156,8 +159,7 @@ int fab_verbs_ep_local_info(struct vb_ep *ep, void *buf, size_t cap)
     return (int)n;
 }
 
-/* The data-path parameters that depend on both ends: MTU, segment size, the table of the
- * peer's advertised RECVs. */
+/* The data-path parameters that depend on both ends: MTU, segment size, the peer's rings. */
 static int ep_adopt_peer(struct vb_ep *ep, const struct vb_info *peer)
 {
     int mtu = ep->dom->dev->active_mtu < peer->mtu ? ep->dom->dev->active_mtu : peer->mtu;
@@ -173,14 +175,7 @@ static int ep_adopt_peer(struct vb_ep *ep, const struct vb_info *peer)
         ep->seg_size = 128u << mtu;
     if (ep->qp_type == IBV_QPT_RC)
         ep->seg_size = VB_MAX_MSG;
-    for (int i = 0; i < ep->nlanes; i++) {
-        struct vb_lane *l = &ep->lane[i];
-
-        l->adv_cap = peer->max_recv;
-        l->adv = calloc(l->adv_cap, sizeof(*l->adv));
-        if (!l->adv)
-            return -ENOMEM;
-    }
+    vb_ring_adopt(ep, peer);
     return 0;
 }
 
@@ -251,17 +246,18 @@ int fab_verbs_ep_connect(struct vb_ep *ep, const void *peer_info, size_t len, co
     return 0;
 }
 
-/* Data the peer sent us has landed, but its sender completes only on our ACK: an ACK still
- * waiting for its delay (or for room in the socket) goes out now, so closing right after our
- * own requests finished does not fail the peer's last sends. Best effort: never blocks. */
+/* Data the peer sent us has landed, but its sender completes only on our ACK (UC): an ACK still
+ * waiting for its delay (or for room in the send queue) goes out now, on the side channel, which
+ * outlives our QPs (fab_sock_retire), so closing right after our own requests finished does not
+ * fail the peer's last sends. Best effort: never blocks. */
 static void ep_last_acks(struct vb_ep *ep)
 {
     pthread_mutex_lock(&ep->mu);
     if (ep->connected && fab_ep_base_err(&ep->base) == 0) {
         for (int i = 0; i < ep->nlanes; i++)
             if (ep->lane[i].rx.ack_due) {
-                ep->lane[i].rx.ack_due = VB_ACK_NOW;
-                vb_rx_ack(ep, &ep->lane[i], 0);
+                ep->lane[i].rx.ack_due = 0;
+                vb_side_send(ep, VB_F_ACK, i, 0, ep->lane[i].rx.expected);
             }
         vb_side_flush(ep);
     }
@@ -292,12 +288,12 @@ void fab_verbs_ep_close(struct vb_ep *ep)
     JINFO(NCCL_NET,
           "verbs fabric: closing endpoint to %s: %llu segments sent, %llu resent, "
           "%llu gap reports, %llu probes (%llu needless); %llu completions in %llu drains, "
-          "%llu acks and %llu credits sent",
+          "%llu acks, %llu credits and %llu advertisements sent",
           ep->base.peer, (unsigned long long)ep->stats.segs, (unsigned long long)ep->stats.retx,
           (unsigned long long)ep->stats.naks, (unsigned long long)ep->stats.probes,
           (unsigned long long)ep->stats.spurious, (unsigned long long)ep->stats.cqes,
           (unsigned long long)ep->stats.drains, (unsigned long long)ep->stats.acks,
-          (unsigned long long)ep->stats.credits);
+          (unsigned long long)ep->stats.credits, (unsigned long long)ep->stats.advs);
     ep_free(ep); /* outstanding work is dropped without completions */
 }
 

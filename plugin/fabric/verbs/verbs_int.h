@@ -6,12 +6,13 @@
  * catch immediates) and turns every caller post into RDMA WRITE-with-immediate segments, each
  * carrying a per-lane sequence number in the immediate's upper half. A caller WRITE_IMM lands at
  * the address the caller named; a caller SEND lands directly in the caller RECV it will consume:
- * every post_recv is advertised to the peer's back end (address, rkey, capacity) over the side
- * channel, and the k-th message of a lane consumes the k-th RECV. The receiving
- * back end delivers segments strictly in sequence order. On UC it acknowledges them over the TCP
- * side channel; the sender keeps every segment until acknowledged and retransmits go-back-N on a
- * gap (NAK) or a silence (probe). On RC the hardware does all of that: a send completes from its
- * send CQE, and the side channel only carries receive credits (verbs_rel.c). The wire format is
+ * the receiving back end RDMA-writes where each posted RECV is into a ring in the sender's memory
+ * (an advertisement, itself a sequenced segment; verbs_adv.c), and the k-th message of a lane
+ * consumes the k-th RECV. The receiving back end delivers segments strictly in sequence order.
+ * On UC it acknowledges them with RDMA controls (zero-byte WRITE_IMMs, verbs_ctl.c); the sender
+ * keeps every segment until acknowledged and retransmits go-back-N on a gap (NAK) or a silence
+ * (probe), both on the TCP side channel. On RC the hardware does all of that: a send completes
+ * from its send CQE, and controls only carry receive credits (verbs_rel.c). The wire format is
  * verbs_wire.h, the protocol's state and functions verbs_rel.h; this header has the devices,
  * domains, registrations and endpoints.
  *
@@ -46,8 +47,8 @@ struct vb_mr;
 #define VB_MAX_DEVS 32
 #define VB_MAX_MSG  (1u << 30)       /* largest caller post */
 #define VB_HW_RQ    (2 * VB_SEG_WIN) /* zero-length receives kept posted per QP */
-/* RC: a receiver reports its reposted hardware receives (VB_F_CREDIT) once this many gathered,
- * so a sender that stops at the last covered segment always hears again (verbs_rel.c). */
+/* RC: a receiver reports its reposted hardware receives (a credit control) once this many
+ * gathered, so a sender that stops at the last covered segment always hears again (verbs_rel.c). */
 #define VB_CREDIT_EVERY (VB_HW_RQ / 4)
 #define VB_SEG_PKTS     16 /* UC segment = this many path-MTU packets (1 towards soft-RoCE) */
 
@@ -127,23 +128,22 @@ int vb_mr_check(struct vb_domain *dom, const struct vb_mr *mr, const void *buf, 
 
 /* ---- endpoints ---- */
 
-struct vb_adv { /* a RECV the peer posted, as its back end advertised it */
-    uint64_t addr;
-    uint32_t rkey;
-    uint32_t cap;
-};
-
 struct vb_lane {
     struct vb_ep *ep;
     int idx;
     struct ibv_qp *qp;
     uint32_t psn;
-    struct vb_rwr *rq; /* caller RECVs */
+    struct vb_rwr *rq; /* caller RECVs: RECV k (absolute) at rq[k % rq_cap] while posted */
     uint32_t rq_cap, rq_head, rq_n;
-    struct vb_msg *mq; /* caller sends, absolute indices mq_head..mq_tail */
+    uint32_t rq_posted, rq_taken; /* RECVs posted and consumed so far (absolute, wrap) */
+    struct vb_msg *mq;            /* caller sends, absolute indices mq_head..mq_tail */
     uint32_t mq_cap, mq_head, mq_tail;
-    struct vb_adv *adv; /* the peer's RECVs, absolute index k at adv[k % adv_cap] */
-    uint32_t adv_cap, adv_n;
+    /* advertisements (verbs_adv.c): ours go from adv_out[k % ring.slots] to the peer's ring,
+     * the peer's land in adv_in (ring.slots entries) */
+    struct vb_adv_wire *adv_in, *adv_out;
+    uint32_t adv_n;    /* one past the newest of the peer's RECVs advertised to us */
+    uint32_t adv_next; /* our next RECV to advertise */
+    uint32_t rq_room;  /* one past our newest RECV with room for bytes (advertised at once) */
     struct vb_tx tx;
     struct vb_rx rx;
 };
@@ -155,6 +155,14 @@ struct vb_side { /* side-channel socket after ep_connect (verbs_side.c) */
     unsigned char *out;
     uint32_t out_n, out_cap;
     int want_out; /* EPOLLOUT registered */
+};
+
+struct vb_ring { /* the endpoint's advertisement rings, one registration (verbs_adv.c) */
+    struct vb_adv_wire *mem; /* nlanes rings the peer writes, then nlanes we write from */
+    struct ibv_mr *mr;
+    uint32_t slots;                 /* per lane: our max_recv_wr */
+    uint64_t peer_addr;             /* the peer's rings (its blob) */
+    uint32_t peer_rkey, peer_slots; /* peer_slots: its max_recv_wr */
 };
 
 struct vb_ep {
@@ -178,10 +186,12 @@ struct vb_ep {
     struct vb_side side;
     uint64_t last_rx_ns, last_tx_ns;
     int mtu;
+    struct vb_ring ring;
     struct {
         uint64_t segs, retx, naks, probes, spurious;
         uint64_t cqes, drains, acks; /* hardware completions, drains that found any, ACKs */
-        uint64_t credits;            /* RC: receive-credit frames sent */
+        uint64_t credits;            /* RC: receive-credit controls sent */
+        uint64_t advs;               /* advertisements of our RECVs sent */
     } stats;                         /* logged at close */
     struct vb_ep *next;              /* dom->eps */
     struct fab_cq_src src;           /* inline progress from cq_poll, attached once live */
@@ -257,13 +267,38 @@ int vb_post_hw_recvs(struct vb_ep *ep, struct vb_lane *l, int n);
 
 /* verbs_side.c: the side channel after ep_connect */
 void vb_side_send(struct vb_ep *ep, enum vb_frame_type t, int lane, uint32_t epoch, uint32_t seq);
-void vb_side_send_recv(struct vb_ep *ep, int lane, uint64_t addr, uint32_t rkey, uint32_t cap);
 /* Writes what the socket takes; fails the endpoint on a socket error. */
 void vb_side_flush(struct vb_ep *ep);
 /* Reads and handles every frame the socket has. */
 void vb_side_read(struct vb_ep *ep, uint64_t now);
 /* Heartbeat and liveness; returns the next deadline. */
 uint64_t vb_side_timer(struct vb_ep *ep, uint64_t now);
+
+/* verbs_adv.c: advertisements of posted RECVs, through RDMA */
+int vb_ring_create(struct vb_ep *ep); /* at ep_create: the rings, registered */
+void vb_ring_destroy(struct vb_ep *ep);
+void vb_ring_fill_info(const struct vb_ep *ep, struct vb_info *info);
+void vb_ring_adopt(struct vb_ep *ep, const struct vb_info *peer);
+/* A caller RECV was queued as RECV rq_posted - 1 of the lane: its advertisement is written. */
+void vb_adv_posted(struct vb_ep *ep, struct vb_lane *l, const struct vb_rwr *w, uint32_t rkey);
+/* The next of our RECVs to advertise now, if any (1, *k set). A RECV without room for bytes
+ * waits VB_ADV_DEFER_NS for its message, which makes its advertisement needless. */
+int vb_adv_due(struct vb_ep *ep, struct vb_lane *l, uint64_t now, uint32_t *k);
+/* When vb_adv_due will say yes for a deferred advertisement (UINT64_MAX: none waits). */
+uint64_t vb_adv_timer(struct vb_ep *ep, struct vb_lane *l, uint64_t now);
+/* The WR of advertisement segment `seq` (RECV k). */
+void vb_adv_fill_wr(struct vb_ep *ep, struct vb_lane *l, uint32_t k, struct ibv_send_wr *wr,
+                    struct ibv_sge *sge);
+/* An advertisement delivered in order: RECV (k15: its number's low bits) is in our ring. */
+void vb_adv_arrived(struct vb_ep *ep, struct vb_lane *l, uint32_t k15, uint32_t len);
+/* Where the peer's RECV k is, once advertised: 1 and *out set; 0 not yet; -1 failed. */
+int vb_adv_lookup(struct vb_ep *ep, struct vb_lane *l, uint32_t k, struct vb_adv_wire *out);
+
+/* verbs_ctl.c: controls, zero-byte WRITE_IMMs without a sequence number of their own */
+/* Posts one (lo: VB_LO_CTL with VB_LO_CREDIT or not; val: its seq field). -EAGAIN: the send
+ * queue is full, try again after a send CQE. */
+int vb_ctl_post(struct vb_ep *ep, struct vb_lane *l, uint32_t lo, uint32_t val);
+void vb_ctl_arrived(struct vb_ep *ep, struct vb_lane *l, uint32_t imm, uint64_t now);
 
 /* verbs_wc.c: drains the endpoint's hardware CQ (caller holds ep->mu). */
 void vb_ep_drain(struct vb_ep *ep, uint64_t now);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The data-path entry points. Caller RECVs only queue in software (the back end owns every
- * hardware receive); SENDs and WRITE_IMMs queue as messages and go out as far as the window
- * allows, right from the caller's thread. Nothing here blocks. */
+/* The data-path entry points. Caller RECVs queue in software (the back end owns every hardware
+ * receive) and are advertised to the peer through RDMA (verbs_adv.c); SENDs and WRITE_IMMs queue
+ * as messages. All go out as far as the window allows, right from the caller's thread. Nothing
+ * here blocks. */
 #include <errno.h>
 #include <string.h>
 
@@ -46,18 +47,17 @@ int fab_verbs_post_recv(struct vb_ep *ep, int lane, void *buf, size_t cap, struc
         rc = -EAGAIN;
     } else {
         struct vb_rwr *w = &l->rq[(l->rq_head + l->rq_n) % l->rq_cap];
+        uint64_t now = jaccl_now_ns();
 
         w->wr_id = wr_id;
         w->buf = buf;
         w->cap = cap;
+        w->posted_ns = now;
         l->rq_n++;
         /* the peer's back end writes a SEND straight into it */
-        vb_side_send_recv(ep, lane, (uint64_t)(uintptr_t)buf, cap ? mr->rkey : 0, (uint32_t)cap);
-        if (ep->connected)
-            vb_side_flush(ep);
+        vb_adv_posted(ep, l, w, cap ? mr->rkey : 0);
+        vb_tx_pump(ep, l, now);
     }
-    if (ep->side.out_n && ep->connected)
-        vb_thread_wake(ep->dom); /* the socket was full: the thread finishes the job */
     pthread_mutex_unlock(&ep->mu);
     return rc;
 }

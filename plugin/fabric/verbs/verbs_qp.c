@@ -21,7 +21,7 @@ int vb_qp_create(struct vb_ep *ep, struct vb_lane *l)
     a.send_cq = ep->hcq;
     a.recv_cq = ep->hcq;
     a.qp_type = (enum ibv_qp_type)ep->qp_type;
-    a.cap.max_send_wr = VB_HW_SQ + 8;
+    a.cap.max_send_wr = VB_HWQ_CAP;
     a.cap.max_recv_wr = VB_HW_RQ + 8;
     a.cap.max_send_sge = 1;
     a.cap.max_recv_sge = 1;
@@ -135,6 +135,7 @@ void vb_info_fill(struct vb_ep *ep, struct vb_info *info)
     info->flags = d->soft_roce ? VB_INFO_ONE_PACKET : 0;
     info->max_recv = (uint32_t)ep->max_recv_wr;
     memcpy(info->gid, d->gid.raw, 16);
+    vb_ring_fill_info(ep, info);
     for (int i = 0; i < ep->nlanes; i++) {
         info->lane[i].qpn = ep->lane[i].qp->qp_num;
         info->lane[i].psn = ep->lane[i].psn;
@@ -160,6 +161,8 @@ const char *vb_info_check_vals(int nlanes, int qp_type, int link_layer, const st
         return "is on another link layer (IB vs RoCE)";
     if (peer->max_recv == 0 || peer->max_recv > VB_MAX_RECV)
         return "announces an invalid number of receives (none, or more than any endpoint posts)";
+    if (peer->ring_slots != peer->max_recv)
+        return "announces advertisement rings that do not fit its receives";
     /* The segment size is 128 << mtu: only IBV_MTU_256 (1) .. IBV_MTU_4096 (5) are MTUs. */
     if (peer->mtu < IBV_MTU_256 || peer->mtu > IBV_MTU_4096)
         return "announces an invalid MTU";

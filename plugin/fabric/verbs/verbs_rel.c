@@ -6,18 +6,20 @@
  * into the caller's remote buffer or, for a SEND, into the RECV it consumes), numbered per lane.
  * The immediate carries the segment's type, the sender's current epoch and the low bits of its
  * sequence number. On UC, segments stay in the window until the receiver acknowledges them
- * (cumulative ACK on the side channel); only then, and once the hardware has finished reading the
- * buffer, does the caller get its completion.
+ * (a cumulative ACK, an RDMA control: verbs_ctl.c); only then, and once the hardware has finished
+ * reading the buffer, does the caller get its completion. A lost ACK costs nothing but time: a
+ * later one covers it, or the probe below.
  *
  * RC: a successful send CQE means the peer's QP acknowledged the WRITE_IMM, so the segment is
  * delivered (its RECV CQE is in the peer's CQ) and the buffer read: the final segment of each
  * caller post is signaled, and its CQE completes the post (verbs_tx.c). No ACK is sent or awaited,
  * and no window, epoch or timer is used: the hardware retransmits, or fails the QP with an error
- * CQE that fails the endpoint (verbs_wc.c). What RC still needs from the side channel is receive
- * credit: every WRITE_IMM consumes one of the peer's VB_HW_RQ hardware receives, and one that
- * finds none draws an RNR NAK and a stall (rnr_retry is infinite, verbs_qp.c, so it would not
- * fail, only wait). The receiver reports the receives it has posted again (cumulative, VB_F_CREDIT,
- * one frame per VB_CREDIT_EVERY of them); the sender sends no segment they do not cover.
+ * CQE that fails the endpoint (verbs_wc.c). What RC still needs is receive credit: every
+ * WRITE_IMM consumes one of the peer's VB_HW_RQ hardware receives, and one that finds none draws
+ * an RNR NAK and a stall (rnr_retry is infinite, verbs_qp.c, so it would not fail, only wait).
+ * The receiver reports the receives it has posted again for segments (cumulative, a credit
+ * control, one per VB_CREDIT_EVERY of them); the sender sends no segment they do not cover, and
+ * leaves VB_CTL_RESERVE receives to its own credits, which nothing covers.
  *
  * Receiver: delivers a segment only if it is the next expected one. On RC anything else is a
  * protocol error (the hardware delivers in order); on UC it is dropped, and a gap (a later
@@ -46,7 +48,7 @@ void vb_tx_init(struct vb_tx *tx, uint64_t now)
     memset(tx, 0, sizeof(*tx));
     tx->cwnd = VB_CWND_INIT;
     tx->ssthresh = VB_SEG_WIN;
-    tx->granted = VB_HW_RQ; /* RC: the receives the peer posted before it sent READY */
+    tx->granted = VB_HW_RQ - VB_CTL_RESERVE; /* RC: the peer's receives posted before READY */
     tx->last_progress_ns = now;
 }
 

@@ -17,11 +17,18 @@ struct vb_lane;
 #define VB_SEG_WIN      512 /* unacknowledged segments per lane (< half the sequence space) */
 #define VB_CWND_INIT    32  /* segments in flight before the first loss */
 #define VB_CWND_MIN     2
-#define VB_HW_SQ        256          /* send WRs outstanding on one QP */
+#define VB_HW_SQ        256          /* send WRs outstanding on one QP, segments */
+#define VB_HW_CTL       8            /* and this many more for controls (verbs_ctl.c) */
 #define VB_HW_BYTES     (512u << 10) /* bytes outstanding on one QP's send queue */
 #define VB_SIGNAL_EVERY 16           /* one send CQE per this many segments, at least */
 #define VB_ACK_EVERY    8            /* segments delivered before an ACK goes out at once */
 #define VB_ACK_DELAY_NS 1000000ull   /* longest an ACK of a message's middle waits */
+/* RC: receives a sender leaves to the peer's controls (credits, a few per VB_HW_RQ segments),
+ * which no credit covers */
+#define VB_CTL_RESERVE 16
+/* How long the advertisement of a RECV without room for bytes waits for the message that makes
+ * it needless (a WRITE_IMM needs none; a SEND into it is rare: empty, or too long). */
+#define VB_ADV_DEFER_NS 1000000ull
 /* Retransmission timeout: soft-RoCE under emulation stalls for tens of ms now and then, and a
  * spurious probe throws away everything in flight, so the floor is high. */
 #define VB_RTO_INIT 300000000ull
@@ -37,6 +44,7 @@ struct vb_rwr { /* a caller's posted RECV */
     uint64_t wr_id;
     char *buf;
     size_t cap;
+    uint64_t posted_ns;
 };
 
 struct vb_msg { /* a caller's SEND or WRITE_IMM, kept until acknowledged */
@@ -56,11 +64,12 @@ struct vb_msg { /* a caller's SEND or WRITE_IMM, kept until acknowledged */
 };
 
 struct vb_seg {   /* one WRITE_IMM on the wire */
-    uint32_t msg; /* absolute message index */
+    uint32_t msg; /* absolute message index; of an advertisement: its RECV's number */
     size_t off;
     uint32_t len;
     uint8_t type; /* enum vb_seg_type */
     uint8_t retx; /* sent more than once (no RTT sample) */
+    uint8_t adv;  /* an advertisement of one of our RECVs, not a caller's bytes */
     uint64_t tx_ns;
 };
 
@@ -79,14 +88,22 @@ struct vb_tx {              /* sender side of a lane (verbs_rel.c) */
     int backoff;
     uint32_t msg_cur; /* message being cut into segments (absolute) */
     size_t cur_off;
-    uint32_t hwq[VB_HW_SQ]; /* absolute message index of each posted WR, in order */
+    /* every posted WR, in order: */
+    uint32_t hwq[VB_HW_SQ + VB_HW_CTL];    /* absolute message index (VB_HW_MSG) */
+    uint8_t hw_kind[VB_HW_SQ + VB_HW_CTL]; /* enum vb_hw_kind */
+    uint32_t hw_len[VB_HW_SQ + VB_HW_CTL];
+    uint8_t hw_sig[VB_HW_SQ + VB_HW_CTL]; /* signaled: its CQE retires it and all before it */
     uint32_t hw_head, hw_n;
     size_t hw_bytes;
-    uint32_t hw_len[VB_HW_SQ];
-    uint8_t hw_sig[VB_HW_SQ]; /* signaled: its CQE retires it and every WR before it */
-    uint32_t unsignaled;      /* WRs posted since the last signaled one */
-    uint32_t granted;         /* RC: one past the last segment the peer's hardware receives cover */
+    uint32_t unsignaled;    /* WRs posted since the last signaled one */
+    uint32_t granted;       /* RC: one past the last segment the peer's hardware receives cover */
+    uint32_t peer_reposted; /* RC: the peer's receives posted again, as its last credit said */
 };
+
+/* What a posted WR is: a caller's segment, an advertisement segment (sequenced, no caller
+ * buffer), or a control (neither). */
+enum vb_hw_kind { VB_HW_MSG = 0, VB_HW_ADV, VB_HW_CTRL };
+#define VB_HWQ_CAP (VB_HW_SQ + VB_HW_CTL)
 
 struct vb_rx { /* receiver side of a lane */
     uint32_t expected;
@@ -99,8 +116,10 @@ struct vb_rx { /* receiver side of a lane */
     struct vb_rwr cur;
     uint64_t bytes;
     int reposts;          /* hardware receives to post again */
-    uint32_t reposted;    /* RC: hardware receives posted again so far (wraps) */
-    uint32_t credit_sent; /* RC: the value of `reposted` the last VB_F_CREDIT carried */
+    int ctl_reposts;      /* of those, taken by the peer's controls (no credit counts them) */
+    uint32_t reposted;    /* RC: hardware receives posted again for segments so far (wraps) */
+    uint32_t credit_sent; /* RC: the value of `reposted` the last credit carried */
+    int credit_due;       /* RC: a credit could not be posted yet (send queue full) */
 };
 
 static inline struct vb_seg *vb_seg_at(struct vb_tx *tx, uint32_t seq)
@@ -127,11 +146,14 @@ void vb_tx_on_reply(struct vb_ep *ep, struct vb_lane *l, uint32_t expected, uint
                     uint64_t now);
 /* Retransmit timer; returns the next time it wants to run (UINT64_MAX: idle). */
 uint64_t vb_tx_timer(struct vb_ep *ep, struct vb_lane *l, uint64_t now);
-/* RC: the peer has posted `reposted` hardware receives again since the start (VB_F_CREDIT). */
-void vb_tx_on_credit(struct vb_ep *ep, struct vb_lane *l, uint32_t reposted, uint64_t now);
-/* RC: `n` hardware receives were posted again; reports them once VB_CREDIT_EVERY gathered. */
+/* RC: a credit control: the low VB_SEQ_BITS of the hardware receives the peer has posted again
+ * for our segments since the start. */
+void vb_tx_on_credit(struct vb_ep *ep, struct vb_lane *l, uint32_t low, uint64_t now);
+/* RC: `n` hardware receives were posted again for segments; reports them once VB_CREDIT_EVERY
+ * gathered. */
 void vb_rx_reposted(struct vb_ep *ep, struct vb_lane *l, int n);
-/* Sends the lane's due ACK (now: VB_ACK_NOW or past its delay); returns when to look again. */
+/* Sends the lane's due ACK (now: VB_ACK_NOW or past its delay) as a control; returns when to
+ * look again. */
 uint64_t vb_rx_ack(struct vb_ep *ep, struct vb_lane *l, uint64_t now);
 /* One arrived segment (imm in host order, len = bytes written). */
 void vb_rx_segment(struct vb_ep *ep, struct vb_lane *l, uint32_t imm, uint32_t len);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Receive side of the reliability protocol (see verbs_rel.c): in-order delivery of arrived
- * segments to the caller's posted receives; on UC gap reports, acknowledgements and the fence a
- * probe sets, on RC receive credits. */
+ * segments to the caller's posted receives (and of the peer's advertisements to the sender side);
+ * on UC gap reports, acknowledgements and the fence a probe sets, on RC receive credits. */
 #include "fabric/verbs/verbs_int.h"
 
 /* Epochs only move forward, a few at a time. A copy of an epoch older than the newest one seen
@@ -21,6 +21,7 @@ static int rq_pop(struct vb_lane *l, struct vb_rwr *out)
     *out = l->rq[l->rq_head];
     l->rq_head = (l->rq_head + 1) % l->rq_cap;
     l->rq_n--;
+    l->rq_taken++;
     return 0;
 }
 
@@ -152,7 +153,9 @@ void vb_rx_segment(struct vb_ep *ep, struct vb_lane *l, uint32_t imm, uint32_t l
     if (ep->qp_type == IBV_QPT_RC ? !rx_rc_in_order(ep, l, imm) : !rx_uc_in_order(ep, l, imm))
         return;
     l->rx.expected++;
-    if (t == VB_WRITE_FINAL || t == VB_WRITE_PART)
+    if (vb_imm_is_adv(imm))
+        vb_adv_arrived(ep, l, imm & VB_ADV_IDX_MASK, len);
+    else if (t == VB_WRITE_FINAL || t == VB_WRITE_PART)
         rx_write(ep, l, t, imm & 0xffffu, len);
     else
         rx_send(ep, l, t, imm & 0xffffu, len);
@@ -170,11 +173,12 @@ uint64_t vb_rx_ack(struct vb_ep *ep, struct vb_lane *l, uint64_t now)
         if (now < rx->ack_by_ns)
             return rx->ack_by_ns;
     }
+    if (vb_ctl_post(ep, l, VB_LO_CTL, rx->expected) != 0)
+        return now + VB_ACK_DELAY_NS; /* the send queue is full: after its next CQE */
     rx->ack_due = 0;
     rx->unacked = 0;
     rx->ack_by_ns = 0;
     ep->stats.acks++;
-    vb_side_send(ep, VB_F_ACK, l->idx, 0, rx->expected);
     return UINT64_MAX;
 }
 
@@ -189,11 +193,13 @@ void vb_rx_reposted(struct vb_ep *ep, struct vb_lane *l, int n)
     if (ep->qp_type != IBV_QPT_RC)
         return; /* UC: the window is under VB_HW_RQ, the ACK of a segment follows its repost */
     rx->reposted += (uint32_t)n;
-    if (rx->reposted - rx->credit_sent < VB_CREDIT_EVERY)
+    if (!rx->credit_due && rx->reposted - rx->credit_sent < VB_CREDIT_EVERY)
         return;
+    rx->credit_due = vb_ctl_post(ep, l, VB_LO_CTL | VB_LO_CREDIT, rx->reposted) != 0;
+    if (rx->credit_due)
+        return; /* the send queue is full: the next drain tries again */
     rx->credit_sent = rx->reposted;
     ep->stats.credits++;
-    vb_side_send(ep, VB_F_CREDIT, l->idx, 0, rx->reposted);
 }
 
 void vb_rx_on_probe(struct vb_ep *ep, struct vb_lane *l, uint32_t epoch)

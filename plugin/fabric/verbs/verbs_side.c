@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The side channel after ep_connect: the TCP socket the connection was set up over stays open
- * and carries the back end's own control frames (24 bytes each): READY (our QPs are in RTR/RTS
- * with receives posted: the peer may send), RECV (where the next caller RECV of a lane is, so a
- * SEND can be written straight into it), ACK / NAK / PROBE / REPLY of the reliability protocol
- * (UC), CREDIT (RC: hardware receives posted again), and heartbeats. Being TCP it never loses a
- * frame, which keeps the protocol small; its EOF or silence past the liveness deadline is how a
- * dead peer is noticed. */
+ * and carries the back end's own control frames (24 bytes each), none of them per message once
+ * the data flows: READY (our QPs are in RTR/RTS with receives posted: the peer may send), NAK /
+ * PROBE / REPLY of UC's loss recovery, an endpoint's last ACKs as it closes (its QPs go with
+ * it), and heartbeats. ACKs, credits and RECV advertisements travel through RDMA (verbs_ctl.c,
+ * verbs_adv.c). Being TCP it never loses a frame, which keeps loss recovery small; its EOF or
+ * silence past the liveness deadline is how a dead peer is noticed. */
 #include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -64,18 +64,11 @@ static void side_put(struct vb_ep *ep, enum vb_frame_type t, int lane, uint32_t 
                     f);
     s->out_n += VB_FRAME;
     jaccl_count(JACCL_CNT_SIDE_TX, 1);
-    if (t == VB_F_RECV)
-        jaccl_count(JACCL_CNT_SIDE_TX_RECV, 1);
 }
 
 void vb_side_send(struct vb_ep *ep, enum vb_frame_type t, int lane, uint32_t epoch, uint32_t seq)
 {
     side_put(ep, t, lane, epoch, seq, 0, 0);
-}
-
-void vb_side_send_recv(struct vb_ep *ep, int lane, uint64_t addr, uint32_t rkey, uint32_t cap)
-{
-    side_put(ep, VB_F_RECV, lane, 0, cap, addr, rkey);
 }
 
 void vb_side_flush(struct vb_ep *ep)
@@ -94,24 +87,6 @@ void vb_side_flush(struct vb_ep *ep)
     }
     if (rc < 0)
         vb_ep_fail(ep, rc, "side channel failed: %s", strerror(-rc));
-}
-
-static void side_recv_adv(struct vb_ep *ep, struct vb_lane *l, const struct vb_frame *fr,
-                          uint64_t now)
-{
-    struct vb_adv *a;
-
-    /* Only [msg_cur, adv_n) is still needed: fewer than the RECVs the peer may have posted. */
-    if ((int64_t)(int32_t)(l->adv_n - l->tx.msg_cur) >= (int64_t)l->adv_cap) {
-        vb_ep_fail(ep, -EPROTO, "posted more RECVs on lane %d than it announced", l->idx);
-        return;
-    }
-    a = &l->adv[l->adv_n % l->adv_cap];
-    a->cap = fr->seq;
-    a->addr = fr->addr;
-    a->rkey = fr->rkey;
-    l->adv_n++;
-    vb_tx_pump(ep, l, now);
 }
 
 int vb_frame_decode(const unsigned char *f, int nlanes, struct vb_frame *out)
@@ -133,13 +108,11 @@ int vb_frame_decode(const unsigned char *f, int nlanes, struct vb_frame *out)
     return VB_FRAME_OK;
 }
 
-/* RC lanes speak only RECV and CREDIT, UC lanes everything but CREDIT: an ACK on RC would move
- * una, which there only send CQEs move. */
+/* Lane frames are UC's loss recovery: RC lanes send none (an ACK there would move una, which on
+ * RC only send CQEs move). */
 static int frame_fits_qp(const struct vb_ep *ep, int type)
 {
-    if (type == VB_F_RECV)
-        return 1;
-    return (type == VB_F_CREDIT) == (ep->qp_type == IBV_QPT_RC);
+    return ep->qp_type != IBV_QPT_RC;
 }
 
 static void side_frame(struct vb_ep *ep, const unsigned char *f, uint64_t now)
@@ -168,9 +141,6 @@ static void side_frame(struct vb_ep *ep, const unsigned char *f, uint64_t now)
     }
     l = &ep->lane[fr.lane];
     switch (fr.type) {
-    case VB_F_RECV:
-        side_recv_adv(ep, l, &fr, now);
-        break;
     case VB_F_ACK:
         vb_tx_on_ack(ep, l, fr.seq, now);
         break;
@@ -182,9 +152,6 @@ static void side_frame(struct vb_ep *ep, const unsigned char *f, uint64_t now)
         break;
     case VB_F_REPLY:
         vb_tx_on_reply(ep, l, fr.seq, fr.epoch, now);
-        break;
-    case VB_F_CREDIT:
-        vb_tx_on_credit(ep, l, fr.seq, now);
     }
 }
 

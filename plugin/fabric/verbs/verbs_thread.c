@@ -100,6 +100,8 @@ static uint64_t ep_service(struct vb_domain *dom, struct vb_ep *ep, int cq_ev, i
             next = t < next ? t : next;
             t = vb_rx_ack(ep, &ep->lane[i], now);
             next = t < next ? t : next;
+            t = vb_adv_timer(ep, &ep->lane[i], now);
+            next = t < next ? t : next;
         }
         vb_side_flush(ep);
         if (fab_ep_base_err(&ep->base) == 0 && (ep->side.out_n != 0) != ep->side.want_out)

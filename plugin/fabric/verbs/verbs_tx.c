@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Sender side of the data path: caller posts cut into segments (WRITE_IMMs into the caller's
- * remote buffer or, for a SEND, into the RECV it consumes, as the peer advertised it), posted in
- * chains, retired by send CQEs, and completed to the caller once delivered: on UC once
- * acknowledged, on RC once the send CQE of its last segment arrived (verbs_rel.c says why). */
+ * remote buffer or, for a SEND, into the RECV it consumes, as the peer advertised it), and the
+ * advertisements of our own RECVs between them, posted in chains, retired by send CQEs, and
+ * completed to the caller once delivered: on UC once acknowledged, on RC once the send CQE of its
+ * last segment arrived (verbs_rel.c says why). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <string.h>
@@ -11,25 +12,45 @@
 
 /* A SEND goes straight into the RECV it consumes: the k-th message of a lane consumes the k-th
  * RECV the peer posted there. 0 while that RECV's advertisement has not arrived yet. */
-static int tx_send_dst(struct vb_lane *l, struct vb_msg *m, uint32_t k)
+static int tx_send_dst(struct vb_ep *ep, struct vb_lane *l, struct vb_msg *m, uint32_t k)
 {
-    const struct vb_adv *a;
+    struct vb_adv_wire a;
 
     if (m->have_dst)
         return 1;
-    if (l->adv_cap == 0 || vb_sdiff(l->adv_n, k) <= 0)
+    if (vb_adv_lookup(ep, l, k, &a) <= 0)
         return 0;
-    a = &l->adv[k % l->adv_cap];
-    m->raddr = a->addr;
-    m->rkey = a->rkey;
-    m->too_long = m->len > a->cap;
+    m->raddr = a.addr;
+    m->rkey = a.rkey;
+    m->too_long = m->len > a.cap;
     m->have_dst = 1;
     return 1;
 }
 
-/* Cuts the next segment off the message queue into seq tx->nxt; 0 when there is none yet. A
- * SEND too long for its RECV becomes one empty segment that makes the receiver fail LEN_ERR. */
-static int tx_new_seg(struct vb_ep *ep, struct vb_lane *l)
+/* Advertisements go first, between the segments of a message if need be: a SEND of ours
+ * waiting for the peer's advertisement must not hold back the one the peer waits for. */
+static int tx_new_adv(struct vb_ep *ep, struct vb_lane *l, uint64_t now)
+{
+    struct vb_tx *tx = &l->tx;
+    struct vb_seg *s;
+    uint32_t k;
+
+    if (!vb_adv_due(ep, l, now, &k))
+        return 0;
+    s = vb_seg_at(tx, tx->nxt);
+    memset(s, 0, sizeof(*s));
+    s->msg = k;
+    s->len = sizeof(struct vb_adv_wire);
+    s->type = VB_SEND_FINAL;
+    s->adv = 1;
+    tx->nxt++;
+    return 1;
+}
+
+/* Cuts the next segment (an advertisement or off the message queue) into seq tx->nxt; 0 when
+ * there is none yet. A SEND too long for its RECV becomes one empty segment that makes the
+ * receiver fail LEN_ERR. */
+static int tx_new_seg(struct vb_ep *ep, struct vb_lane *l, uint64_t now)
 {
     struct vb_tx *tx = &l->tx;
     struct vb_msg *m;
@@ -37,10 +58,12 @@ static int tx_new_seg(struct vb_ep *ep, struct vb_lane *l)
     size_t left, n;
     int final;
 
+    if (tx_new_adv(ep, l, now))
+        return 1;
     if (tx->msg_cur == l->mq_tail)
         return 0;
     m = vb_msg_at(l, tx->msg_cur);
-    if (m->is_send && !tx_send_dst(l, m, tx->msg_cur))
+    if (m->is_send && !tx_send_dst(ep, l, m, tx->msg_cur))
         return 0;
     left = m->too_long ? 0 : m->len - tx->cur_off;
     n = left < ep->seg_size ? left : ep->seg_size;
@@ -70,9 +93,16 @@ static void tx_fill_wr(struct vb_ep *ep, struct vb_lane *l, uint32_t seq, struct
 {
     struct vb_tx *tx = &l->tx;
     struct vb_seg *s = vb_seg_at(tx, seq);
-    struct vb_msg *m = vb_msg_at(l, s->msg);
+    struct vb_msg *m;
     uint32_t lo = 0;
 
+    if (s->adv) {
+        vb_adv_fill_wr(ep, l, s->msg, wr, sge);
+        wr->imm_data = htonl(
+                vb_imm_make(VB_SEND_FINAL, tx->epoch, seq, VB_LO_CTL | (s->msg & VB_ADV_IDX_MASK)));
+        return;
+    }
+    m = vb_msg_at(l, s->msg);
     if (s->type == VB_WRITE_FINAL)
         lo = m->imm;
     else if (s->type == VB_SEND_FINAL && m->too_long)
@@ -98,7 +128,7 @@ static void tx_account(struct vb_ep *ep, struct vb_lane *l, uint32_t seq, int si
 {
     struct vb_tx *tx = &l->tx;
     struct vb_seg *s = vb_seg_at(tx, seq);
-    uint32_t slot = (tx->hw_head + tx->hw_n) % VB_HW_SQ;
+    uint32_t slot = (tx->hw_head + tx->hw_n) % VB_HWQ_CAP;
 
     ep->stats.segs++;
     if (vb_sdiff(seq, tx->high) < 0) {
@@ -108,7 +138,9 @@ static void tx_account(struct vb_ep *ep, struct vb_lane *l, uint32_t seq, int si
         tx->high = seq + 1;
     }
     s->tx_ns = now;
-    vb_msg_at(l, s->msg)->hw_refs++;
+    if (!s->adv)
+        vb_msg_at(l, s->msg)->hw_refs++;
+    tx->hw_kind[slot] = s->adv ? VB_HW_ADV : VB_HW_MSG;
     tx->hwq[slot] = s->msg;
     tx->hw_len[slot] = s->len;
     tx->hw_sig[slot] = sig;
@@ -121,7 +153,8 @@ static void tx_account(struct vb_ep *ep, struct vb_lane *l, uint32_t seq, int si
  * thread a turn), and on RC a message's final segment too: its CQE completes the message. */
 static int tx_signal(struct vb_ep *ep, struct vb_lane *l, uint32_t seq, int chain_end)
 {
-    int final = !(vb_seg_at(&l->tx, seq)->type & 1); /* VB_WRITE_FINAL, VB_SEND_FINAL */
+    const struct vb_seg *s = vb_seg_at(&l->tx, seq);
+    int final = !(s->type & 1) && !s->adv; /* VB_WRITE_FINAL, VB_SEND_FINAL of a caller post */
 
     return ++l->tx.unsignaled >= VB_SIGNAL_EVERY || chain_end ||
            (ep->qp_type == IBV_QPT_RC && final);
@@ -160,7 +193,8 @@ static int tx_post(struct vb_ep *ep, struct vb_lane *l, uint32_t first, int n,
 /* Whether the next segment may go out. UC: the congestion window (segments unacknowledged).
  * RC: the hardware retransmits, so no window; but a WRITE_IMM that finds no hardware receive
  * posted draws an RNR NAK and a stall of the RNR timer, so the sender stops at the last segment
- * the peer's receives cover (tx->granted). The segment ring bounds both. */
+ * the peer's receives cover (tx->granted, less a reserve for our controls). The segment ring
+ * bounds both. */
 static int tx_may_send(const struct vb_ep *ep, const struct vb_tx *tx)
 {
     if (ep->qp_type == IBV_QPT_RC)
@@ -181,7 +215,7 @@ void vb_tx_pump(struct vb_ep *ep, struct vb_lane *l, uint64_t now)
         return;
     while (tx->hw_n + (uint32_t)n < VB_HW_SQ && tx->hw_bytes + bytes < VB_HW_BYTES &&
            tx_may_send(ep, tx)) {
-        if (tx->snd == tx->nxt && !tx_new_seg(ep, l))
+        if (tx->snd == tx->nxt && !tx_new_seg(ep, l, now))
             break;
         tx_fill_wr(ep, l, tx->snd, &wr[n], &sge[n]);
         if (n > 0)
@@ -201,26 +235,33 @@ void vb_tx_pump(struct vb_ep *ep, struct vb_lane *l, uint64_t now)
 
 /* A signaled WR completed: so did every unsignaled one posted before it. On RC a successful
  * send CQE also means the peer's QP acknowledged the segment, so it is delivered: una moves past
- * it (RC never retransmits, so the WRs retire in sequence order, one sequence number each). */
+ * it (RC never retransmits, so the segments retire in sequence order, one sequence number each;
+ * controls have none). */
 void vb_tx_on_send_cqe(struct vb_ep *ep, struct vb_lane *l)
 {
     struct vb_tx *tx = &l->tx;
     int sig = 0;
 
     while (tx->hw_n > 0 && !sig) {
-        sig = tx->hw_sig[tx->hw_head];
-        vb_msg_at(l, tx->hwq[tx->hw_head])->hw_refs--;
-        tx->hw_bytes -= tx->hw_len[tx->hw_head];
-        tx->hw_head = (tx->hw_head + 1) % VB_HW_SQ;
-        tx->hw_n--;
-        if (ep->qp_type == IBV_QPT_RC)
+        uint32_t h = tx->hw_head;
+
+        sig = tx->hw_sig[h];
+        if (tx->hw_kind[h] == VB_HW_MSG)
+            vb_msg_at(l, tx->hwq[h])->hw_refs--;
+        if (tx->hw_kind[h] != VB_HW_CTRL && ep->qp_type == IBV_QPT_RC)
             tx->una++;
+        tx->hw_bytes -= tx->hw_len[h];
+        tx->hw_head = (h + 1) % VB_HWQ_CAP;
+        tx->hw_n--;
     }
 }
 
-void vb_tx_on_credit(struct vb_ep *ep, struct vb_lane *l, uint32_t reposted, uint64_t now)
+void vb_tx_on_credit(struct vb_ep *ep, struct vb_lane *l, uint32_t low, uint64_t now)
 {
     struct vb_tx *tx = &l->tx;
+    /* Cumulative: it moved forward by less than the sequence space since the last one (we never
+     * send more than VB_HW_RQ segments past a credit). */
+    uint32_t reposted = tx->peer_reposted + ((low - tx->peer_reposted) & VB_SEQ_MASK);
 
     /* The peer reposts only receives our segments consumed: never more than we sent. */
     if (vb_sdiff(reposted, tx->snd) > 0) {
@@ -228,8 +269,9 @@ void vb_tx_on_credit(struct vb_ep *ep, struct vb_lane *l, uint32_t reposted, uin
                    reposted, l->idx, tx->snd);
         return;
     }
-    if (vb_sdiff(reposted + VB_HW_RQ, tx->granted) > 0)
-        tx->granted = reposted + VB_HW_RQ;
+    tx->peer_reposted = reposted;
+    if (vb_sdiff(reposted + VB_HW_RQ - VB_CTL_RESERVE, tx->granted) > 0)
+        tx->granted = reposted + VB_HW_RQ - VB_CTL_RESERVE;
     vb_tx_pump(ep, l, now);
 }
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Hardware completions of one endpoint: every CQE's status is checked (an error becomes a WARN
  * with the verbs status string and fails the endpoint), receive CQEs feed the reliability
- * protocol, send CQEs release the buffers the hardware was reading (and on RC deliver the
- * segments). Then receives are posted again, acknowledgements (UC) or credits (RC) queued,
- * finished sends completed and the send windows refilled. */
+ * protocol (segments) or the sender side (controls: ACKs, credits), send CQEs release the buffers
+ * the hardware was reading (and on RC deliver the segments). Then receives are posted again,
+ * acknowledgements (UC) or credits (RC) sent, finished sends completed and the send windows
+ * refilled. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <string.h>
@@ -46,9 +47,20 @@ static void wc_one(struct vb_ep *ep, const struct ibv_wc *wc, uint64_t now)
         return;
     }
     if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM && (wc->wc_flags & IBV_WC_WITH_IMM)) {
+        uint32_t imm = ntohl(wc->imm_data);
+
         l->rx.reposts++;
         ep->last_rx_ns = now; /* data from the peer proves it alive as well as a heartbeat */
-        vb_rx_segment(ep, l, ntohl(wc->imm_data), wc->byte_len);
+        if (vb_imm_is_ctl(imm)) {
+            l->rx.ctl_reposts++;
+            if (wc->byte_len != 0)
+                vb_ep_fail(ep, -EPROTO, "sent a control with %u bytes (lane %d)", wc->byte_len,
+                           l->idx);
+            else
+                vb_ctl_arrived(ep, l, imm, now);
+        } else {
+            vb_rx_segment(ep, l, imm, wc->byte_len);
+        }
     } else if (wc->opcode & IBV_WC_RECV) {
         vb_ep_fail(ep, -EPROTO, "sent a message without immediate data (lane %d, QP %u)", l->idx,
                    wc->qp_num);
@@ -59,17 +71,17 @@ static void wc_one(struct vb_ep *ep, const struct ibv_wc *wc, uint64_t now)
 
 static void lane_after_drain(struct vb_ep *ep, struct vb_lane *l, uint64_t now)
 {
-    if (l->rx.reposts) {
-        int n = l->rx.reposts;
-        int rc = vb_post_hw_recvs(ep, l, n);
+    if (l->rx.reposts || l->rx.credit_due) {
+        int n = l->rx.reposts, segs = n - l->rx.ctl_reposts;
+        int rc = n ? vb_post_hw_recvs(ep, l, n) : 0;
 
-        l->rx.reposts = 0;
+        l->rx.reposts = l->rx.ctl_reposts = 0;
         if (rc != 0) {
             vb_ep_fail(ep, rc, "reposting receives on QP %u failed: %s", l->qp->qp_num,
                        strerror(-rc));
             return;
         }
-        vb_rx_reposted(ep, l, n);
+        vb_rx_reposted(ep, l, segs);
     }
     vb_rx_ack(ep, l, now);
     vb_tx_complete(ep, l);

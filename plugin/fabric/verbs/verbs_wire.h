@@ -15,9 +15,18 @@
 
 /* ---- immediate data: type:2 | epoch:3 | seq:11 | low 16 bits ----
  * low 16 bits: the caller's immediate on a WRITE_FINAL, VB_SEND_TOO_LONG on a SEND_FINAL,
- * VB_ACK_REQ on a PART segment that fills the sender's window. */
+ * VB_ACK_REQ on a PART segment that fills the sender's window. With VB_LO_CTL set they are the
+ * back end's own:
+ *  - SEND_FINAL | VB_LO_CTL | k (15 bits): a sequenced advertisement, RECV k of the lane; its
+ *    bytes (struct vb_adv_wire) landed in the ring slot of RECV k (vb_adv_slot);
+ *  - WRITE_PART | VB_LO_CTL (| VB_LO_CREDIT), no bytes, no sequence number of its own: a control.
+ *    Its seq field carries the low bits of the receiver's next expected segment (an ACK, UC) or
+ *    of the hardware receives it has posted again (a CREDIT, RC). */
 #define VB_SEND_TOO_LONG 1u
 #define VB_ACK_REQ       2u
+#define VB_LO_CTL        0x8000u
+#define VB_LO_CREDIT     0x4000u
+#define VB_ADV_IDX_MASK  0x7fffu
 enum vb_seg_type { VB_WRITE_FINAL = 0, VB_WRITE_PART = 1, VB_SEND_FINAL = 2, VB_SEND_PART = 3 };
 #define VB_SEQ_BITS   11
 #define VB_SEQ_MASK   ((1u << VB_SEQ_BITS) - 1)
@@ -41,6 +50,27 @@ static inline uint32_t vb_imm_seq(uint32_t imm)
     return (imm >> 16) & VB_SEQ_MASK;
 }
 
+static inline int vb_imm_is_ctl(uint32_t imm)
+{
+    return vb_imm_type(imm) == VB_WRITE_PART && (imm & VB_LO_CTL);
+}
+static inline int vb_imm_is_adv(uint32_t imm)
+{
+    return vb_imm_type(imm) == VB_SEND_FINAL && (imm & VB_LO_CTL);
+}
+
+/* ---- advertisements (verbs_adv.c) ----
+ * Where RECV `idx` of a lane is: written by its owner into slot idx % slots of the lane's ring in
+ * the peer's memory (the ring's address, key and size come in the blob). Little-endian. */
+struct vb_adv_wire {
+    uint64_t addr;
+    uint32_t rkey;
+    uint32_t cap;
+    uint32_t idx; /* the RECV's number on its lane: the reader checks it is the one it wants */
+    uint32_t pad;
+};
+#define VB_ADV_MAX_SLOTS (VB_ADV_IDX_MASK + 1) /* the immediate names a RECV modulo this */
+
 /* ---- side-channel frames (verbs_side.c) ---- */
 enum vb_frame_type {
     VB_F_READY = 1,
@@ -49,12 +79,11 @@ enum vb_frame_type {
     VB_F_PROBE,
     VB_F_REPLY,
     VB_F_HB,
-    VB_F_RECV,               /* seq = capacity, addr, rkey of the lane's next RECV */
-    VB_F_CREDIT,             /* RC: seq = hardware receives the lane has posted again so far */
-    VB_F_LAST = VB_F_CREDIT, /* the decoder, the fuzzer and its seeds read the range from here */
+    VB_F_LAST = VB_F_HB, /* the decoder, the fuzzer and its seeds read the range from here */
 };
 #define VB_FRAME 24 /* bytes per frame */
-/* A frame as read: type, lane, epoch, seq (VB_F_RECV: capacity), addr, rkey. */
+/* A frame as read: type, lane, epoch, seq; addr and rkey are spare. ACK goes here only when an
+ * endpoint closes (its QPs go with it); otherwise ACKs and credits are RDMA controls. */
 struct vb_frame {
     uint8_t type, lane, epoch;
     uint32_t seq;
@@ -69,9 +98,9 @@ void vb_frame_encode(const struct vb_frame *fr, unsigned char *f); /* VB_FRAME b
 /* ---- the connection blob (verbs_qp.c) ---- */
 /* What one end sends the other through ep_local_info (all little-endian on the wire; both
  * ends run the same build). */
-#define VB_INFO_MAGIC      0x4a564231u /* "JVB1" */
-#define VB_INFO_ONE_PACKET 1u          /* send me single-packet UC segments only */
-#define VB_MAX_RECV        (1u << 16)  /* most RECVs per lane an endpoint posts (bounds max_recv) */
+#define VB_INFO_MAGIC      0x4a564231u      /* "JVB1" */
+#define VB_INFO_ONE_PACKET 1u               /* send me single-packet UC segments only */
+#define VB_MAX_RECV        VB_ADV_MAX_SLOTS /* most RECVs per lane an endpoint posts */
 struct vb_info {
     uint32_t magic;
     uint8_t qp_type; /* IBV_QPT_UC or IBV_QPT_RC */
@@ -82,6 +111,11 @@ struct vb_info {
     uint16_t flags;    /* VB_INFO_* */
     uint32_t max_recv; /* RECVs it may have posted per lane */
     uint8_t gid[16];
+    /* Its advertisement rings, ring_slots entries per lane, lane i's at entry i * ring_slots of
+     * ring_addr: where the other end writes where its RECVs are (struct vb_adv_wire). */
+    uint64_t ring_addr;
+    uint32_t ring_rkey;
+    uint32_t ring_slots;
     struct {
         uint32_t qpn;
         uint32_t psn;

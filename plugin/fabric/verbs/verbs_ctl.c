@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Controls: zero-byte WRITE_IMMs on the lane's own QP whose immediate carries an ACK (UC: the
+ * receiver's next expected segment) or a receive credit (RC: the hardware receives it has posted
+ * again), where a frame on the TCP side channel used to go: no system call, and the peer learns
+ * it from the CQ its thread drains anyway. They have no sequence number of their own and no
+ * caller buffer. Both are cumulative, so a control UC loses is covered by the next one, or by
+ * the probe after an RTO (verbs_rel.c). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <string.h>
+
+#include "fabric/verbs/verbs_int.h"
+#include "util/counters.h"
+
+static void ctl_account(struct vb_tx *tx, int sig)
+{
+    uint32_t slot = (tx->hw_head + tx->hw_n) % VB_HWQ_CAP;
+
+    tx->hwq[slot] = 0;
+    tx->hw_kind[slot] = VB_HW_CTRL;
+    tx->hw_len[slot] = 0;
+    tx->hw_sig[slot] = (uint8_t)sig;
+    tx->hw_n++;
+}
+
+int vb_ctl_post(struct vb_ep *ep, struct vb_lane *l, uint32_t lo, uint32_t val)
+{
+    struct vb_tx *tx = &l->tx;
+    struct ibv_send_wr wr, *bad = NULL;
+    int rc, sig;
+
+    if (fab_ep_base_err(&ep->base) != 0 || !ep->peer_ready)
+        return -ENOTCONN;
+    if (tx->hw_n >= VB_HWQ_CAP)
+        return -EAGAIN;
+    memset(&wr, 0, sizeof(wr));
+    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+    wr.imm_data = htonl(vb_imm_make(VB_WRITE_PART, 0, val, lo));
+    /* Signaled as often as segments are, so the send queue never fills with unretired WRs. */
+    sig = ++tx->unsignaled >= VB_SIGNAL_EVERY;
+    if (sig) {
+        wr.send_flags = IBV_SEND_SIGNALED;
+        tx->unsignaled = 0;
+    }
+    rc = ep->ibv->post_send(l->qp, &wr, &bad);
+    if (rc != 0) {
+        int err = rc > 0 ? rc : errno ? errno : EIO;
+
+        vb_ep_fail(ep, -err, "posting a control to QP %u (lane %d) failed: %s", l->qp->qp_num,
+                   l->idx, strerror(err));
+        return -err;
+    }
+    ctl_account(tx, sig);
+    jaccl_count(JACCL_CNT_RDMA_CTL, 1);
+    return 0;
+}
+
+void vb_ctl_arrived(struct vb_ep *ep, struct vb_lane *l, uint32_t imm, uint64_t now)
+{
+    struct vb_tx *tx = &l->tx;
+    uint32_t low = vb_imm_seq(imm), d;
+    int credit = (imm & VB_LO_CREDIT) != 0;
+
+    /* An ACK on RC would move una, which there only send CQEs move. */
+    if (credit != (ep->qp_type == IBV_QPT_RC)) {
+        vb_ep_fail(ep, -EPROTO, "sent %s on lane %d, which its %s lanes never send",
+                   credit ? "a receive credit" : "an ACK", l->idx,
+                   ep->qp_type == IBV_QPT_RC ? "RC" : "UC");
+        return;
+    }
+    if (credit) {
+        vb_tx_on_credit(ep, l, low, now);
+        return;
+    }
+    /* ACKs go out in order, each covering those before; but a probe's reply (side channel) may
+     * have moved una past one still in flight, which then reads as far ahead: it is old. */
+    d = (low - tx->una) & VB_SEQ_MASK;
+    if (d > tx->nxt - tx->una)
+        return;
+    vb_tx_on_ack(ep, l, tx->una + d, now);
+}
