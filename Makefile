@@ -15,6 +15,8 @@
 #   make demo       a few local ranks exchanging data through the plugin's ABI
 #   make perf       benchmarks (jaccl beside the raw socket / MPI anchors)
 #   make test-rdma  the verbs suites on soft-RoCE in a qemu VM (RDMA_BENCH=1: + benchmark)
+#   make rdma-lat   verbs latency, message rate, side frames and 4 KiB all-reduce beside perftest
+#                   in that VM (tests/rdma/lat.sh; ROUNDS interleaved rounds, default 3)
 #   make fuzz       every libFuzzer target in tests/fuzz for FUZZ_S seconds (default 30)
 #   make test-tsan  the unit and multi-process suites built with ThreadSanitizer
 #   make test-noisy test-fast while two load processes keep both cores busy (not in make test)
@@ -280,6 +282,15 @@ test-rdma:
 	tests/rdma/image.sh
 	BUILD=$(abspath $(BUILD)) tests/rdma/vm.sh -t $(RDMA_VM_TIMEOUT) -x $(BUILD) \
 	    -e BUILD -e RDMA_BENCH -e RDMA_FULL -- tests/rdma/suite.sh
+
+# tests/rdma/lat.sh in the same VM: small-message latency and rate, UC and RC, beside perftest.
+.PHONY: rdma-lat
+rdma-lat:
+	tests/rdma/deps.sh
+	$(MAKE) all
+	tests/rdma/image.sh
+	BUILD=$(abspath $(BUILD)) tests/rdma/vm.sh -t $(RDMA_VM_TIMEOUT) -x $(BUILD) \
+	    -e BUILD -e ROUNDS -- tests/rdma/lat.sh
 
 $(BUILD)/tests/rdma_%: tests/rdma/rdma_%.c $(MP_COMMON_OBJ) $(INTERNAL)
 	$(LINK_MP)
