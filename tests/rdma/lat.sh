@@ -8,8 +8,9 @@
 #                 target: jaccl <= 2 x perftest on UC, <= 1.5 x on RC
 #   message rate  jaccl-perf p2p's 8-byte stream, 8 requests in flight (kmsg/s) beside
 #                 `ib_write_bw -s 8 -t 8` (MsgRate, 8 writes in flight)
-#   side frames   per one-way ping-pong message, both ranks (NCCL_JACCL_DEBUG_COUNTERS=1: side_tx,
-#                 and side_tx_recv, the RECV advertisements among them)
+#   side frames   per one-way ping-pong message, both ranks (NCCL_JACCL_DEBUG_COUNTERS=1: side_tx),
+#                 beside what travels through RDMA instead: RECV advertisements (rdma_adv) and
+#                 ACKs / receive credits (rdma_ctl)
 #   all-reduce    jaccl-coll-perf allreduce, 2 ranks, 4 KiB, one operation at a time (-W 1), over
 #                 the one-way p2p latency of the same round; target <= 3 x
 #
@@ -60,7 +61,7 @@ once() { # perftest, once more on nothing (a port clash or a slow start)
 add() { [ -z "$2" ] || echo "$r $qp $1 $2" >>"$tmp/all"; } # name value (of measure's round)
 # One QP type, every measurement: "round qp name value" lines into $tmp/all, one line to stdout.
 measure() {
-    local r=$1 qp=$2 QP wl sl wb pl pr sf sa ar
+    local r=$1 qp=$2 QP wl sl wb pl pr sf sa sc ar
     QP=${qp^^}
     wl=$(once ib_write_lat "$QP" '{ print $5 }' -n "$LAT_N")
     sl=$(once ib_send_lat "$QP" '{ print $5 }' -n "$LAT_N")
@@ -69,19 +70,21 @@ measure() {
         "$BUILD/jaccl-perf" p2p -b 8 -e 8 -t 0 -n "$P2P_N" -R 3 -W 8 >"$tmp/p2p" 2>&1
     # lat_us, and kmsg/s from time_us (the kmsg/s column has one decimal)
     read -r pl pr < <(awk '$1 == 8 && $2 ~ /^[0-9]+$/ { printf "%s %.2f\n", $6, 1000 / $3 }' "$tmp/p2p")
-    read -r sf sa < <(awk '/^# syscalls\/msg +8:/ {
+    read -r sf sa sc < <(awk '/^# syscalls\/msg +8:/ {
         match($0, /verbs side frames [0-9.]+/); f = substr($0, RSTART + 18, RLENGTH - 18)
-        match($0, /RECV adverts [0-9.]+/); a = substr($0, RSTART + 13, RLENGTH - 13)
-        print f, a }' "$tmp/p2p")
+        match($0, /verbs RDMA adverts [0-9.]+/); a = substr($0, RSTART + 19, RLENGTH - 19)
+        match($0, /verbs RDMA ACKs\/credits [0-9.]+/); c = substr($0, RSTART + 24, RLENGTH - 24)
+        print f, a, c }' "$tmp/p2p")
     NCCL_JACCL_QP_TYPE=$qp timeout 300 "$BUILD/jaccl-coll-perf" allreduce -N 2 -b 4K -e 4K -W 1 \
         -n "$COLL_N" >"$tmp/coll" 2>&1
     ar=$(awk '$1 == 4096 { print $5 }' "$tmp/coll")
     [ -n "${pl:-}" ] || { echo "# round $r $qp: jaccl-perf gave no row:"; tail -n 15 "$tmp/p2p"; }
     [ -n "$ar" ] || { echo "# round $r $qp: jaccl-coll-perf gave no row:"; tail -n 15 "$tmp/coll"; }
     add write_lat "${wl:-}"; add send_lat "${sl:-}"; add write_rate "${wb:-}"; add lat "${pl:-}"
-    add rate "${pr:-}"; add side "${sf:-}"; add adverts "${sa:-}"; add allreduce "${ar:-}"
-    printf '# round %d %s: ib_write_lat %s us, ib_send_lat %s us, ib_write_bw %s kmsg/s | jaccl lat %s us, %s kmsg/s, side %s (adverts %s) | all-reduce 4 KiB %s us\n' \
-        "$r" "$QP" "${wl:-?}" "${sl:-?}" "${wb:-?}" "${pl:-?}" "${pr:-?}" "${sf:-?}" "${sa:-?}" "${ar:-?}"
+    add rate "${pr:-}"; add side "${sf:-}"; add adverts "${sa:-}"; add ctls "${sc:-}"
+    add allreduce "${ar:-}"
+    printf '# round %d %s: ib_write_lat %s us, ib_send_lat %s us, ib_write_bw %s kmsg/s | jaccl lat %s us, %s kmsg/s, side %s, RDMA adverts %s, ACKs/credits %s | all-reduce 4 KiB %s us\n' \
+        "$r" "$QP" "${wl:-?}" "${sl:-?}" "${wb:-?}" "${pl:-?}" "${pr:-?}" "${sf:-?}" "${sa:-?}" "${sc:-?}" "${ar:-?}"
 }
 
 echo "# lat.sh: $ROUNDS interleaved rounds, $(ibv_devinfo -l 2>/dev/null | tail -n +2 | tr -s ' \t\n' ' ')(rank 0 / client on rxe0)"
@@ -101,7 +104,7 @@ verdict() { # value limit
 }
 row() { printf '%-46s %14s %14s  %s\n' "$1" "${2:-?}" "${3:-?}" "${4:-}"; }
 for q in uc rc; do
-    for k in write_lat send_lat write_rate lat rate side adverts allreduce; do
+    for k in write_lat send_lat write_rate lat rate side adverts ctls allreduce; do
         eval "${k}_$q=\$(cell $q $k)"
     done
 done
@@ -123,7 +126,9 @@ done
     row "jaccl p2p stream, 8 in flight, kmsg/s" "$rate_uc" "$rate_rc"
     row "  jaccl / perftest" "$(pct "$rate_uc" "$write_rate_uc")" "$(pct "$rate_rc" "$write_rate_rc")"
     row "side frames per one-way message (side_tx)" "$side_uc" "$side_rc"
-    row "  of them RECV adverts (side_tx_recv)" "$adverts_uc" "$adverts_rc"
+    row "  target RC 0, UC <= 0.1" "$(verdict "$side_uc" 0.1)" "$(verdict "$side_rc" 0)"
+    row "RECV adverts through RDMA per message" "$adverts_uc" "$adverts_rc"
+    row "ACKs / credits through RDMA per message" "$ctls_uc" "$ctls_rc"
     row "all-reduce 4 KiB, 2 ranks, -W 1, us" "$allreduce_uc" "$allreduce_rc"
     ax_uc=$(x "$allreduce_uc" "$lat_uc") ax_rc=$(x "$allreduce_rc" "$lat_rc")
     row "  all-reduce / jaccl one-way p2p" "$ax_uc" "$ax_rc" \

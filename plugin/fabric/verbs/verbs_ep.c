@@ -106,6 +106,7 @@ static int ep_build(struct vb_ep *ep)
     int rc;
 
     ep->hcq = ep->ibv->create_cq(ep->dom->ctx, cqe, (void *)(uintptr_t)ep->id, ep->dom->chan, 0);
+    ep->armed = 1;
     if (!ep->hcq || ep->ibv->req_notify_cq(ep->hcq, 0) != 0) {
         JWARN("verbs fabric: creating a %d-entry CQ on %s failed", cqe, ep->dom->dev->info.name);
         return -ENOMEM;
@@ -209,6 +210,7 @@ static void ep_go_live(struct vb_ep *ep, int fd)
     pthread_mutex_unlock(&ep->mu);
     pthread_mutex_unlock(&ep->dom->mu);
     ep->src.drive = vb_ep_drive; /* from now on cq_poll drains the hardware CQ too */
+    ep->src.quiet = vb_ep_quiet;
     fab_swcq_attach(ep->cq, &ep->src);
     ep->src_attached = 1;
     vb_thread_wake(ep->dom);

@@ -196,6 +196,11 @@ struct vb_ep {
     struct vb_ep *next;              /* dom->eps */
     struct fab_cq_src src;           /* inline progress from cq_poll, attached once live */
     int src_attached;
+    /* Hand-off (verbs_thread.c): while a caller polls (drives) the endpoint, the progress
+     * thread leaves its CQ disarmed and undrained and only ticks for the timers. */
+    _Atomic uint64_t last_drive_ns; /* the last drive(); 0 after quiet() */
+    atomic_int polled;              /* the thread has stepped back */
+    int armed;                      /* the hardware CQ will raise an event (thread, ep->mu) */
     struct vb_lane lane[];
 };
 
@@ -308,8 +313,10 @@ int vb_thread_start(struct vb_domain *dom);
 void vb_thread_stop(struct vb_domain *dom);
 void vb_thread_watch(struct vb_domain *dom, struct vb_ep *ep); /* caller holds ep->mu */
 void vb_thread_wake(struct vb_domain *dom);
-/* The fab_cq_src drive() of an endpoint (inline progress from the caller's cq_poll). */
+/* The fab_cq_src drive() and quiet() of an endpoint (inline progress from the caller's
+ * cq_poll; the caller is about to sleep in cq_wait). */
 int vb_ep_drive(struct fab_cq_src *src);
+void vb_ep_quiet(struct fab_cq_src *src);
 
 /* verbs_dev.c */
 int fab_verbs_init(void);

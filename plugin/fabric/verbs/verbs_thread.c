@@ -2,7 +2,14 @@
 /* One progress thread per domain. It sleeps in epoll on the domain's completion channel, the
  * side-channel sockets of its endpoints and an eventfd, and wakes for completions, control
  * frames and timers (retransmission, heartbeat, liveness). It never spins: the hardware CQs are
- * re-armed before they are drained, so a completion that races the drain raises a new event. */
+ * re-armed before they are drained, so a completion that races the drain raises a new event.
+ *
+ * Hand-off: while a caller polls an endpoint (its cq_poll drives it, as NCCL's proxy does with
+ * test()), the caller drains the hardware CQ itself, and the thread steps back: it leaves the CQ
+ * unarmed, so completions wake nobody, and only ticks every VB_HANDOFF_NS for the timers. A
+ * completion event and the thread's wake-up per message cost more than the message itself on a
+ * small machine (docs/performance.md). When the drives stop (or cq_wait says the caller sleeps,
+ * quiet()), the thread re-arms the CQ and drains what came meanwhile. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stddef.h>
@@ -14,12 +21,15 @@
 
 #include "fabric/verbs/verbs_int.h"
 #include "util/clock.h"
+#include "util/counters.h"
 #include "util/log.h"
 
 #define VB_EV_WAKE  0
 #define VB_EV_CHAN  1
 #define VB_EV_MAX   64
 #define VB_TICK_MAX 1000 /* ms: look at the timers at least this often */
+/* A caller that drove the endpoint this recently still polls it (the thread's tick meanwhile) */
+#define VB_HANDOFF_NS 1000000ull
 
 void vb_thread_wake(struct vb_domain *dom)
 {
@@ -41,27 +51,60 @@ void vb_thread_watch(struct vb_domain *dom, struct vb_ep *ep)
 }
 
 /* The fab_cq_src drive() of an endpoint: the polling thread drains the hardware CQ itself, so
- * a completion reaches the caller without waiting for the progress thread's wake-up. The CQ
- * stays armed (only the thread re-arms it, before its own drain), so the thread still hears of
- * every later CQE. Whatever the drain left for timers (a delayed ACK, a refilled window's side
- * frames) is the thread's: it is woken when the drain found anything. */
+ * a completion reaches the caller without a completion event or a thread's wake-up. What the
+ * drain left for the side channel goes out here too; only a full socket needs the thread. */
 int vb_ep_drive(struct fab_cq_src *src)
 {
     struct vb_ep *ep = jaccl_container_of(src, struct vb_ep, src);
-    uint64_t before;
-    int found = 0;
+    uint64_t before, now = src->now ? src->now : jaccl_now_ns();
+    int found = 0, stuck = 0;
 
+    atomic_store(&ep->last_drive_ns, now); /* seq_cst: pairs with vb_ep_quiet */
     if (pthread_mutex_trylock(&ep->mu) != 0)
         return 0; /* the progress thread (or another poller) is at it */
     if (ep->connected && fab_ep_base_err(&ep->base) == 0) {
         before = ep->stats.cqes;
-        vb_ep_drain(ep, jaccl_now_ns());
+        vb_ep_drain(ep, now);
         found = ep->stats.cqes != before;
+        vb_side_flush(ep);
+        stuck = ep->side.out_n != 0;
     }
     pthread_mutex_unlock(&ep->mu);
-    if (found)
+    if (stuck)
         vb_thread_wake(ep->dom);
     return found;
+}
+
+void vb_ep_quiet(struct fab_cq_src *src)
+{
+    struct vb_ep *ep = jaccl_container_of(src, struct vb_ep, src);
+
+    atomic_store(&ep->last_drive_ns, 0);
+    if (atomic_load(&ep->polled))
+        vb_thread_wake(ep->dom); /* to arm the CQ again, now */
+}
+
+static int ep_drives_recent(struct vb_ep *ep, uint64_t now)
+{
+    uint64_t last = atomic_load(&ep->last_drive_ns);
+
+    return last != 0 && (now < last || now - last < VB_HANDOFF_NS);
+}
+
+/* Whether a caller polls the endpoint now; the thread steps back or forward accordingly. */
+static int ep_follow_pollers(struct vb_ep *ep, uint64_t now)
+{
+    int polled = ep_drives_recent(ep, now);
+
+    if (polled != atomic_load(&ep->polled)) {
+        atomic_store(&ep->polled, polled);
+        jaccl_count(JACCL_CNT_HANDOFF, 1);
+        /* A quiet() that ran meanwhile saw `polled` still 0 and sent no wake: look again (both
+         * sides store, then load, sequentially consistent, so one of them sees the other). */
+        if (polled && !ep_drives_recent(ep, now))
+            atomic_store(&ep->polled, polled = 0);
+    }
+    return polled;
 }
 
 static int has_id(const uint64_t *ids, int n, uint64_t id)
@@ -83,10 +126,15 @@ static uint64_t ep_service(struct vb_domain *dom, struct vb_ep *ep, int cq_ev, i
     t = jaccl_now_ns();
     if (t > now)
         now = t;
-    if ((cq_ev || ep->drain_more) && fab_ep_base_err(&ep->base) == 0) {
-        if (cq_ev)
+    if (cq_ev)
+        ep->armed = 0; /* an event disarms the CQ */
+    if (ep_follow_pollers(ep, now)) {
+        next = now + VB_HANDOFF_NS; /* the caller drains; the thread ticks for the timers */
+    } else if ((cq_ev || !ep->armed || ep->drain_more) && fab_ep_base_err(&ep->base) == 0) {
+        if (!ep->armed)
             dom->ibv->req_notify_cq(ep->hcq, 0);
-        vb_ep_drain(ep, now);
+        ep->armed = 1;
+        vb_ep_drain(ep, now); /* after arming: what came while it was not armed, too */
         if (ep->drain_more)
             next = now; /* come back at once */
     }

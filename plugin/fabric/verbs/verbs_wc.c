@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "fabric/verbs/verbs_int.h"
 #include "util/log.h"
@@ -23,8 +24,25 @@ static struct vb_lane *lane_of(struct vb_ep *ep, uint32_t qpn)
     return NULL;
 }
 
+/* A peer that closed took its QPs with it, so what we still write to it fails (on RC once the
+ * retries are exhausted): its side channel's end, when that is all the socket has left, says
+ * why better than the completion's status does. */
+static int side_ended(struct vb_ep *ep, enum ibv_wc_status st)
+{
+    char c;
+
+    if (st != IBV_WC_RETRY_EXC_ERR && st != IBV_WC_RNR_RETRY_EXC_ERR)
+        return 0;
+    return ep->side.fd >= 0 && ep->side.in_n == 0 &&
+           recv(ep->side.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
 static void wc_error(struct vb_ep *ep, struct vb_lane *l, const struct ibv_wc *wc)
 {
+    if (side_ended(ep, wc->status)) {
+        vb_ep_peer_closed(ep);
+        return;
+    }
     JWARN("verbs fabric: peer %s, device %s, lane %d (QP %u): completion error %s (status %d, "
           "opcode %d, vendor error 0x%x)",
           ep->base.peer, ep->dom->dev->info.name, l->idx, wc->qp_num,
