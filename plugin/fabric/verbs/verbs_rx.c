@@ -135,10 +135,13 @@ static int rx_uc_in_order(struct vb_ep *ep, struct vb_lane *l, uint32_t imm)
         return 0; /* out of order (gap) or an old duplicate */
     }
     rx->nak_epoch = -1;
-    /* One ACK per segment costs a side-channel frame and a wakeup at each end: acknowledge a
-     * message's end at once (its sender completes on it), and a segment that fills the
-     * sender's window (it sends nothing more until acknowledged), the rest every few. */
-    if (t == VB_WRITE_FINAL || t == VB_SEND_FINAL || (imm & VB_ACK_REQ) ||
+    /* One ACK per segment costs a message and a completion at each end: acknowledge a
+     * caller message's end at once (its sender completes on it), and a segment that fills the
+     * sender's window (it sends nothing more until acknowledged), the rest every few; an
+     * advertisement completes nothing, so it waits for company too. */
+    int adv = vb_imm_is_adv(imm); /* its low bits name a RECV: no VB_ACK_REQ among them */
+
+    if (t == VB_WRITE_FINAL || (!adv && (t == VB_SEND_FINAL || (imm & VB_ACK_REQ))) ||
         ++rx->unacked >= VB_ACK_EVERY)
         rx->ack_due = VB_ACK_NOW;
     else if (!rx->ack_due)
