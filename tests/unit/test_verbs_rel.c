@@ -234,7 +234,7 @@ static void post_recvs(struct vb_ep *ep, int n)
 
     for (int i = 0; i < n; i++)
         assert_int_equal(fab_verbs_post_recv(ep, 0, NULL, 0, NULL, 100 + (uint64_t)i), 0);
-    assert_int_equal(fk_nsent, before); /* no room: not advertised before VB_ADV_DEFER_NS */
+    assert_int_equal(fk_nsent, before); /* no room: not advertised unless asked for */
 }
 
 static void test_rx_in_order_gap_nak_once(void **st)
@@ -426,25 +426,18 @@ static void test_recv_advertised_through_rdma(void **st)
     free_ep(ep);
 }
 
-/* A RECV without room waits VB_ADV_DEFER_NS: a WRITE_IMM that consumes it meanwhile makes its
- * advertisement needless (skipped); one still waiting then goes out; a RECV with room posted
- * after it takes it along at once. */
-static void test_roomless_recv_advertised_late_or_never(void **st)
+/* A RECV without room is advertised only when asked for, or taken along by a RECV with room
+ * posted after it; one whose message came before anyone asked is skipped. */
+static void test_roomless_recv_advertised_when_asked(void **st)
 {
     struct vb_ep *ep = mk_ep(1, IBV_QPT_RC);
     struct vb_lane *l = &ep->lane[0];
-    uint64_t t0;
 
-    post_recvs(ep, 1);
-    t0 = l->rq[0].posted_ns;
-    assert_int_equal(vb_adv_timer(ep, l, t0), t0 + VB_ADV_DEFER_NS);
-    vb_rx_segment(ep, l, vb_imm_make(VB_WRITE_FINAL, 0, 0, 0), 8); /* its message came */
-    assert_int_equal(vb_adv_timer(ep, l, t0 + VB_ADV_DEFER_NS), UINT64_MAX);
-    assert_int_equal(fk_nsent, 0);
-    post_recvs(ep, 1); /* RECV 1 */
-    t0 = l->rq[1].posted_ns;
-    assert_int_equal(vb_adv_timer(ep, l, t0 + VB_ADV_DEFER_NS), UINT64_MAX);
-    assert_int_equal(fk_nsent, 1);
+    post_recvs(ep, 2);                                             /* RECVs 0 and 1 */
+    vb_rx_segment(ep, l, vb_imm_make(VB_WRITE_FINAL, 0, 0, 0), 8); /* RECV 0's message came */
+    vb_ctl_arrived(ep, l, vb_imm_make(VB_WRITE_PART, 0, 0, VB_LO_CTL | VB_LO_ASK | 1), 100);
+    assert_int_equal(fk_nsent, 1); /* only RECV 1, the one asked about */
+    assert_true(vb_imm_is_adv(fk_sent[0].imm));
     assert_int_equal(fk_sent[0].imm & VB_ADV_IDX_MASK, 1);
     assert_int_equal(l->adv_out[1].cap, 0);
     post_recvs(ep, 1);                                                    /* RECV 2 waits... */
@@ -452,6 +445,41 @@ static void test_roomless_recv_advertised_late_or_never(void **st)
     assert_int_equal(fk_nsent, 3);
     assert_int_equal(fk_sent[1].imm & VB_ADV_IDX_MASK, 2);
     assert_int_equal(fk_sent[2].imm & VB_ADV_IDX_MASK, 3);
+    /* an ASK names the RECV with 24 bits: the 11 above the low 13 ride in the seq field */
+    l->rq_taken = l->rq_posted = l->adv_next = 0x12340;
+    vb_adv_asked(ep, l, (0x12345u >> 13 << 13) | (0x12345u & VB_ASK_LO_MASK));
+    assert_int_equal(l->adv_asked, 0x12346);
+    free_ep(ep);
+}
+
+/* A SEND waiting for its RECV's advertisement asks for it after VB_ADV_ASK_NS (not before:
+ * most advertisements are only on their way), then again only after VB_RTO_MIN. */
+static void test_waiting_send_asks(void **st)
+{
+    struct vb_ep *ep = mk_ep(1, IBV_QPT_UC);
+    struct vb_lane *l = &ep->lane[0];
+    uint64_t t0 = 1000000;
+    uint32_t k;
+
+    ep->peer_ready = 0;
+    assert_int_equal(fab_verbs_post_send(ep, 0, g_buf, 0, &g_mr, 5), 0);
+    ep->peer_ready = 1;
+    vb_tx_pump(ep, l, t0);
+    assert_int_equal(fk_nsent, 0);
+    assert_int_equal(vb_adv_timer(ep, l, t0 + 10), t0 + VB_ADV_ASK_NS);
+    assert_int_equal(vb_adv_timer(ep, l, t0 + VB_ADV_ASK_NS), t0 + VB_ADV_ASK_NS + VB_RTO_MIN);
+    assert_int_equal(fk_nsent, 1);
+    assert_true(vb_imm_is_ctl(fk_sent[0].imm));
+    assert_true(fk_sent[0].imm & VB_LO_ASK);
+    k = (vb_imm_seq(fk_sent[0].imm) << 13) | (fk_sent[0].imm & VB_ASK_LO_MASK);
+    assert_int_equal(k, 0);
+    vb_tx_pump(ep, l, t0 + 2 * VB_ADV_ASK_NS);
+    assert_int_equal(fk_nsent, 1); /* not again so soon */
+    peer_adv(ep, 0, 0, 0, 0);      /* the answer: a RECV without room; the empty SEND fits */
+    assert_int_equal(fk_nsent, 2);
+    assert_int_equal(vb_imm_type(fk_sent[1].imm), VB_SEND_FINAL);
+    assert_int_equal(fk_sent[1].imm & VB_SEND_TOO_LONG, 0);
+    assert_int_equal(vb_adv_timer(ep, l, t0 + VB_RTO_MIN * 2), UINT64_MAX);
     free_ep(ep);
 }
 
@@ -901,7 +929,8 @@ int main(void)
             cmocka_unit_test(test_rx_no_recv_is_fatal),
             cmocka_unit_test(test_send_goes_into_advertised_recv),
             cmocka_unit_test(test_recv_advertised_through_rdma),
-            cmocka_unit_test(test_roomless_recv_advertised_late_or_never),
+            cmocka_unit_test(test_roomless_recv_advertised_when_asked),
+            cmocka_unit_test(test_waiting_send_asks),
             cmocka_unit_test(test_bad_advertisements_refused),
             cmocka_unit_test(test_rx_send_and_too_long),
             cmocka_unit_test(test_probe_after_rto_then_rewind),

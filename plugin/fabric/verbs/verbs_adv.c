@@ -12,10 +12,12 @@
  * many slots as its owner may have RECVs posted, so that wait is for rings of different sizes.
  *
  * A RECV without room for bytes (p2p's receives for WRITE_IMMs, an empty piece of a collective)
- * is advertised only if its message has not come within VB_ADV_DEFER_NS, or when a RECV with
- * room is posted after it (advertisements go in order): a WRITE_IMM needs none, and a RECV that
- * is consumed before its advertisement went out is skipped. The reader tolerates the gap: it
- * never wants a RECV whose message it already sent. */
+ * is advertised only when a RECV with room is posted after it (advertisements go in order) or
+ * when the peer asks for it: a WRITE_IMM needs no advertisement, and only a SEND that is empty
+ * or too long would go into it. Such a SEND waits VB_ADV_ASK_NS, then sends an ASK control
+ * naming the RECV (again after VB_RTO_MIN while it waits: UC may lose either message), and the
+ * owner advertises everything up to it. A RECV consumed before its advertisement went out is
+ * skipped; the reader tolerates the gap: it never wants a RECV whose message it already sent. */
 #include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -89,41 +91,63 @@ static int adv_pending(struct vb_lane *l)
     return l->adv_next != l->rq_posted;
 }
 
-static uint64_t adv_deferred_until(const struct vb_lane *l)
-{
-    if (vb_sdiff(l->rq_room, l->adv_next) > 0)
-        return 0; /* a RECV with room comes after it: at once */
-    return l->rq[l->adv_next % l->rq_cap].posted_ns + VB_ADV_DEFER_NS;
-}
-
-int vb_adv_due(struct vb_ep *ep, struct vb_lane *l, uint64_t now, uint32_t *k)
+int vb_adv_due(struct vb_ep *ep, struct vb_lane *l, uint32_t *k)
 {
     if (!adv_pending(l) || ep->ring.peer_slots == 0)
         return 0;
     if (l->adv_next - l->rq_taken >= ep->ring.peer_slots)
         return 0; /* the peer may still read the slot it would land in */
-    if (now < adv_deferred_until(l))
-        return 0;
+    if (vb_sdiff(l->rq_room, l->adv_next) <= 0 && vb_sdiff(l->adv_asked, l->adv_next) <= 0)
+        return 0; /* no room, nobody asked */
     *k = l->adv_next++;
     ep->stats.advs++;
     jaccl_count(JACCL_CNT_RDMA_ADV, 1);
     return 1;
 }
 
+void vb_adv_asked(struct vb_ep *ep, struct vb_lane *l, uint32_t k24)
+{
+    /* The peer asks for the RECV of a message it has not sent: at or past our consumed ones,
+     * and within the numbers an ASK can tell apart. */
+    uint32_t mask = (1u << VB_ASK_BITS) - 1;
+    uint32_t k = l->rq_taken + ((k24 - l->rq_taken) & mask);
+
+    if (vb_sdiff(k + 1, l->adv_asked) > 0)
+        l->adv_asked = k + 1;
+}
+
+/* The peer's RECV k is not advertised yet: ask for it, once it waited VB_ADV_ASK_NS (most
+ * advertisements are only on their way), and again every VB_RTO_MIN. */
+static void adv_ask(struct vb_ep *ep, struct vb_lane *l, uint32_t k, uint64_t now)
+{
+    struct vb_tx *tx = &l->tx;
+
+    if (tx->wait_k != k + 1) {
+        tx->wait_k = k + 1;
+        tx->wait_ns = now;
+        tx->asked_ns = 0;
+    }
+    if (now < (tx->asked_ns ? tx->asked_ns + VB_RTO_MIN : tx->wait_ns + VB_ADV_ASK_NS))
+        return;
+    if (vb_ctl_post(ep, l, VB_LO_CTL | VB_LO_ASK | (k & VB_ASK_LO_MASK), (k >> 13) & VB_SEQ_MASK) ==
+        0)
+        tx->asked_ns = now ? now : 1;
+}
+
 uint64_t vb_adv_timer(struct vb_ep *ep, struct vb_lane *l, uint64_t now)
 {
+    struct vb_tx *tx = &l->tx;
     uint64_t due;
 
-    if (!adv_pending(l) || fab_ep_base_err(&ep->base) != 0)
+    if (tx->wait_k == 0 || fab_ep_base_err(&ep->base) != 0)
         return UINT64_MAX;
-    due = adv_deferred_until(l);
-    if (due == 0)
-        return UINT64_MAX; /* not deferred: the next pump sends it */
+    due = tx->asked_ns ? tx->asked_ns + VB_RTO_MIN : tx->wait_ns + VB_ADV_ASK_NS;
     if (now < due)
         return due;
-    vb_tx_pump(ep, l, now);
-    /* A full window or send queue holds it back until a CQE or an ACK pumps again. */
-    return UINT64_MAX;
+    vb_tx_pump(ep, l, now); /* looks the advertisement up again, and asks */
+    if (tx->wait_k == 0)
+        return UINT64_MAX;
+    return tx->asked_ns ? tx->asked_ns + VB_RTO_MIN : now + VB_ADV_ASK_NS;
 }
 
 void vb_adv_fill_wr(struct vb_ep *ep, struct vb_lane *l, uint32_t k, struct ibv_send_wr *wr,
@@ -164,12 +188,16 @@ void vb_adv_arrived(struct vb_ep *ep, struct vb_lane *l, uint32_t k15, uint32_t 
     l->adv_n = k + 1;
 }
 
-int vb_adv_lookup(struct vb_ep *ep, struct vb_lane *l, uint32_t k, struct vb_adv_wire *out)
+int vb_adv_lookup(struct vb_ep *ep, struct vb_lane *l, uint32_t k, uint64_t now,
+                  struct vb_adv_wire *out)
 {
     const struct vb_adv_wire *a = &l->adv_in[k % ep->ring.slots];
 
-    if (vb_sdiff(l->adv_n, k) <= 0)
+    if (vb_sdiff(l->adv_n, k) <= 0) {
+        adv_ask(ep, l, k, now);
         return 0;
+    }
+    l->tx.wait_k = 0;
     out->addr = le64toh(a->addr);
     out->rkey = le32toh(a->rkey);
     out->cap = le32toh(a->cap);

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Controls: zero-byte WRITE_IMMs on the lane's own QP whose immediate carries an ACK (UC: the
- * receiver's next expected segment) or a receive credit (RC: the hardware receives it has posted
- * again), where a frame on the TCP side channel used to go: no system call, and the peer learns
- * it from the CQ its thread drains anyway. They have no sequence number of their own and no
- * caller buffer. Both are cumulative, so a control UC loses is covered by the next one, or by
- * the probe after an RTO (verbs_rel.c). */
+ * receiver's next expected segment), a receive credit (RC: the hardware receives it has posted
+ * again) or an ASK (where is your RECV k?, verbs_adv.c), where a frame on the TCP side channel
+ * would go: no system call, and the peer learns it from the CQ it drains anyway. They have no
+ * sequence number of their own and no caller buffer. ACKs and credits are cumulative, so one UC
+ * loses is covered by the next, or by the probe after an RTO (verbs_rel.c); an ASK is repeated
+ * while its SEND waits. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <string.h>
@@ -61,6 +62,15 @@ void vb_ctl_arrived(struct vb_ep *ep, struct vb_lane *l, uint32_t imm, uint64_t 
     uint32_t low = vb_imm_seq(imm), d;
     int credit = (imm & VB_LO_CREDIT) != 0;
 
+    if (imm & VB_LO_ASK) {
+        if (credit) {
+            vb_ep_fail(ep, -EPROTO, "sent a control of no known kind on lane %d", l->idx);
+            return;
+        }
+        vb_adv_asked(ep, l, (low << 13) | (imm & VB_ASK_LO_MASK));
+        vb_tx_pump(ep, l, now);
+        return;
+    }
     /* An ACK on RC would move una, which there only send CQEs move. */
     if (credit != (ep->qp_type == IBV_QPT_RC)) {
         vb_ep_fail(ep, -EPROTO, "sent %s on lane %d, which its %s lanes never send",

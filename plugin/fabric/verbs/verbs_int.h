@@ -141,9 +141,10 @@ struct vb_lane {
     /* advertisements (verbs_adv.c): ours go from adv_out[k % ring.slots] to the peer's ring,
      * the peer's land in adv_in (ring.slots entries) */
     struct vb_adv_wire *adv_in, *adv_out;
-    uint32_t adv_n;    /* one past the newest of the peer's RECVs advertised to us */
-    uint32_t adv_next; /* our next RECV to advertise */
-    uint32_t rq_room;  /* one past our newest RECV with room for bytes (advertised at once) */
+    uint32_t adv_n;     /* one past the newest of the peer's RECVs advertised to us */
+    uint32_t adv_next;  /* our next RECV to advertise */
+    uint32_t rq_room;   /* one past our newest RECV with room for bytes (advertised at once) */
+    uint32_t adv_asked; /* one past the newest of our RECVs the peer asked about */
     struct vb_tx tx;
     struct vb_rx rx;
 };
@@ -286,22 +287,27 @@ void vb_ring_fill_info(const struct vb_ep *ep, struct vb_info *info);
 void vb_ring_adopt(struct vb_ep *ep, const struct vb_info *peer);
 /* A caller RECV was queued as RECV rq_posted - 1 of the lane: its advertisement is written. */
 void vb_adv_posted(struct vb_ep *ep, struct vb_lane *l, const struct vb_rwr *w, uint32_t rkey);
-/* The next of our RECVs to advertise now, if any (1, *k set). A RECV without room for bytes
- * waits VB_ADV_DEFER_NS for its message, which makes its advertisement needless. */
-int vb_adv_due(struct vb_ep *ep, struct vb_lane *l, uint64_t now, uint32_t *k);
-/* When vb_adv_due will say yes for a deferred advertisement (UINT64_MAX: none waits). */
+/* The next of our RECVs to advertise now, if any (1, *k set): one with room for bytes, or one
+ * before it, or one the peer asked about. */
+int vb_adv_due(struct vb_ep *ep, struct vb_lane *l, uint32_t *k);
+/* The peer asked where our RECV is (k24: its number's low VB_ASK_BITS). */
+void vb_adv_asked(struct vb_ep *ep, struct vb_lane *l, uint32_t k24);
+/* A SEND of ours waiting for an advertisement asks for it once VB_ADV_ASK_NS passed: returns
+ * when to look again (UINT64_MAX: nothing waits). */
 uint64_t vb_adv_timer(struct vb_ep *ep, struct vb_lane *l, uint64_t now);
 /* The WR of advertisement segment `seq` (RECV k). */
 void vb_adv_fill_wr(struct vb_ep *ep, struct vb_lane *l, uint32_t k, struct ibv_send_wr *wr,
                     struct ibv_sge *sge);
 /* An advertisement delivered in order: RECV (k15: its number's low bits) is in our ring. */
 void vb_adv_arrived(struct vb_ep *ep, struct vb_lane *l, uint32_t k15, uint32_t len);
-/* Where the peer's RECV k is, once advertised: 1 and *out set; 0 not yet; -1 failed. */
-int vb_adv_lookup(struct vb_ep *ep, struct vb_lane *l, uint32_t k, struct vb_adv_wire *out);
+/* Where the peer's RECV k is, once advertised: 1 and *out set; 0 not yet (asking for it once it
+ * waited VB_ADV_ASK_NS); -1 failed. */
+int vb_adv_lookup(struct vb_ep *ep, struct vb_lane *l, uint32_t k, uint64_t now,
+                  struct vb_adv_wire *out);
 
 /* verbs_ctl.c: controls, zero-byte WRITE_IMMs without a sequence number of their own */
-/* Posts one (lo: VB_LO_CTL with VB_LO_CREDIT or not; val: its seq field). -EAGAIN: the send
- * queue is full, try again after a send CQE. */
+/* Posts one (lo: VB_LO_CTL with its kind and bits; val: its seq field). -EAGAIN: the send queue
+ * is full, try again after a send CQE. */
 int vb_ctl_post(struct vb_ep *ep, struct vb_lane *l, uint32_t lo, uint32_t val);
 void vb_ctl_arrived(struct vb_ep *ep, struct vb_lane *l, uint32_t imm, uint64_t now);
 

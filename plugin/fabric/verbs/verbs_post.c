@@ -52,7 +52,6 @@ int fab_verbs_post_recv(struct vb_ep *ep, int lane, void *buf, size_t cap, struc
         w->wr_id = wr_id;
         w->buf = buf;
         w->cap = cap;
-        w->posted_ns = now;
         l->rq_n++;
         /* the peer's back end writes a SEND straight into it */
         vb_adv_posted(ep, l, w, cap ? mr->rkey : 0);

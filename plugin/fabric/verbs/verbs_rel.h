@@ -26,9 +26,10 @@ struct vb_lane;
 /* RC: receives a sender leaves to the peer's controls (credits, a few per VB_HW_RQ segments),
  * which no credit covers */
 #define VB_CTL_RESERVE 16
-/* How long the advertisement of a RECV without room for bytes waits for the message that makes
- * it needless (a WRITE_IMM needs none; a SEND into it is rare: empty, or too long). */
-#define VB_ADV_DEFER_NS 1000000ull
+/* A RECV without room for bytes is advertised only when the SEND that consumes it (empty, or too
+ * long) asks: a SEND that has waited this long for its RECV's advertisement asks for it (an
+ * ASK control), and asks again after VB_RTO_MIN if UC lost the ASK or the answer. */
+#define VB_ADV_ASK_NS 100000ull
 /* Retransmission timeout: soft-RoCE under emulation stalls for tens of ms now and then, and a
  * spurious probe throws away everything in flight, so the floor is high. */
 #define VB_RTO_INIT 300000000ull
@@ -44,7 +45,6 @@ struct vb_rwr { /* a caller's posted RECV */
     uint64_t wr_id;
     char *buf;
     size_t cap;
-    uint64_t posted_ns;
 };
 
 struct vb_msg { /* a caller's SEND or WRITE_IMM, kept until acknowledged */
@@ -98,6 +98,9 @@ struct vb_tx {              /* sender side of a lane (verbs_rel.c) */
     uint32_t unsignaled;    /* WRs posted since the last signaled one */
     uint32_t granted;       /* RC: one past the last segment the peer's hardware receives cover */
     uint32_t peer_reposted; /* RC: the peer's receives posted again, as its last credit said */
+    uint32_t wait_k;        /* one past the peer's RECV a SEND waits to see advertised, or 0 */
+    uint64_t wait_ns;       /* since when */
+    uint64_t asked_ns;      /* when it asked (0: not yet) */
 };
 
 /* What a posted WR is: a caller's segment, an advertisement segment (sequenced, no caller

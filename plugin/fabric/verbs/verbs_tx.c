@@ -12,13 +12,14 @@
 
 /* A SEND goes straight into the RECV it consumes: the k-th message of a lane consumes the k-th
  * RECV the peer posted there. 0 while that RECV's advertisement has not arrived yet. */
-static int tx_send_dst(struct vb_ep *ep, struct vb_lane *l, struct vb_msg *m, uint32_t k)
+static int tx_send_dst(struct vb_ep *ep, struct vb_lane *l, struct vb_msg *m, uint32_t k,
+                       uint64_t now)
 {
     struct vb_adv_wire a;
 
     if (m->have_dst)
         return 1;
-    if (vb_adv_lookup(ep, l, k, &a) <= 0)
+    if (vb_adv_lookup(ep, l, k, now, &a) <= 0)
         return 0;
     m->raddr = a.addr;
     m->rkey = a.rkey;
@@ -35,7 +36,7 @@ static int tx_new_adv(struct vb_ep *ep, struct vb_lane *l, uint64_t now)
     struct vb_seg *s;
     uint32_t k;
 
-    if (!vb_adv_due(ep, l, now, &k))
+    if (!vb_adv_due(ep, l, &k))
         return 0;
     s = vb_seg_at(tx, tx->nxt);
     memset(s, 0, sizeof(*s));
@@ -63,7 +64,7 @@ static int tx_new_seg(struct vb_ep *ep, struct vb_lane *l, uint64_t now)
     if (tx->msg_cur == l->mq_tail)
         return 0;
     m = vb_msg_at(l, tx->msg_cur);
-    if (m->is_send && !tx_send_dst(ep, l, m, tx->msg_cur))
+    if (m->is_send && !tx_send_dst(ep, l, m, tx->msg_cur, now))
         return 0;
     left = m->too_long ? 0 : m->len - tx->cur_off;
     n = left < ep->seg_size ? left : ep->seg_size;

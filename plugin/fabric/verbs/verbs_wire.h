@@ -18,14 +18,19 @@
  * VB_ACK_REQ on a PART segment that fills the sender's window. With VB_LO_CTL set they are the
  * back end's own:
  *  - SEND_FINAL | VB_LO_CTL | k (15 bits): a sequenced advertisement, RECV k of the lane; its
- *    bytes (struct vb_adv_wire) landed in the ring slot of RECV k (vb_adv_slot);
- *  - WRITE_PART | VB_LO_CTL (| VB_LO_CREDIT), no bytes, no sequence number of its own: a control.
- *    Its seq field carries the low bits of the receiver's next expected segment (an ACK, UC) or
- *    of the hardware receives it has posted again (a CREDIT, RC). */
+ *    bytes (struct vb_adv_wire) landed in RECV k's slot of the ring;
+ *  - WRITE_PART | VB_LO_CTL | kind, no bytes, no sequence number of its own: a control. An ACK
+ *    (UC) or a CREDIT (RC) carries in its seq field the low bits of the receiver's next
+ *    expected segment or of the hardware receives it has posted again; an ASK names the RECV
+ *    whose advertisement a SEND waits for, its number's low 13 bits in the low half and the 11
+ *    above them in the seq field. */
 #define VB_SEND_TOO_LONG 1u
 #define VB_ACK_REQ       2u
 #define VB_LO_CTL        0x8000u
 #define VB_LO_CREDIT     0x4000u
+#define VB_LO_ASK        0x2000u
+#define VB_ASK_LO_MASK   0x1fffu
+#define VB_ASK_BITS      24 /* of a RECV's number an ASK carries */
 #define VB_ADV_IDX_MASK  0x7fffu
 enum vb_seg_type { VB_WRITE_FINAL = 0, VB_WRITE_PART = 1, VB_SEND_FINAL = 2, VB_SEND_PART = 3 };
 #define VB_SEQ_BITS   11
