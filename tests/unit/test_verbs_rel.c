@@ -889,10 +889,10 @@ static void test_rc_error_cqe_fails_endpoint(void **st)
 }
 
 /* Each lane type refuses the other's controls (an ACK on RC, a credit on UC) and RC every lane
- * frame (loss recovery is UC's). */
+ * frame (loss recovery is UC's); a control of no known kind is refused on both. */
 static void test_other_qp_types_controls_refused(void **st)
 {
-    for (int c = 0; c < 3; c++) {
+    for (int c = 0; c < 4; c++) {
         int rc = c != 1;
         struct vb_ep *ep = mk_ep(1, rc ? IBV_QPT_RC : IBV_QPT_UC);
         const char *why = NULL;
@@ -904,12 +904,14 @@ static void test_other_qp_types_controls_refused(void **st)
             feed(ep, sv[1], VB_F_ACK, 0, 0, 0);
             close(sv[1]);
         } else {
+            uint32_t lo = VB_LO_CTL | (c == 3 ? VB_LO_CREDIT | VB_LO_ASK : rc ? 0 : VB_LO_CREDIT);
+
             fk_push_wc(ep->lane[0].qp->qp_num, IBV_WC_RECV_RDMA_WITH_IMM, IBV_WC_SUCCESS,
-                       vb_imm_make(VB_WRITE_PART, 0, 0, VB_LO_CTL | (rc ? 0 : VB_LO_CREDIT)), 0);
+                       vb_imm_make(VB_WRITE_PART, 0, 0, lo), 0);
             vb_ep_drain(ep, 1000);
         }
         assert_int_equal(fc_ep_status(&fab_verbs_ops, &ep->fab, &why), FAB_WC_PEER_PROTO);
-        assert_non_null(strstr(why, rc ? "RC" : "UC"));
+        assert_non_null(strstr(why, c == 3 ? "no known kind" : rc ? "RC" : "UC"));
         free_ep(ep);
     }
 }
