@@ -634,6 +634,43 @@ static void test_drain_delivers_and_acks(void **st)
     free_ep(ep);
 }
 
+/* A caller's drive leaves the ACK of what it delivered to its next drive: the caller acts on the
+ * delivery first. */
+static void test_drive_leaves_ack_to_next_drive(void **st)
+{
+    struct vb_ep *ep = mk_ep(1, IBV_QPT_UC);
+    uint32_t seq = 0;
+    struct fab_wc wc;
+
+    post_recvs(ep, 1);
+    fk_push_wc(ep->lane[0].qp->qp_num, IBV_WC_RECV_RDMA_WITH_IMM, IBV_WC_SUCCESS,
+               vb_imm_make(VB_WRITE_FINAL, 0, 0, 5), 64);
+    assert_int_equal(vb_ep_drive(&ep->src), 1);
+    assert_int_equal(poll1(ep, &wc), 1);
+    assert_int_equal(ctls_sent(&seq, NULL), 0);
+    assert_int_equal(ep->lane[0].rx.ack_due, VB_ACK_NOW);
+    assert_int_equal(vb_ep_drive(&ep->src), 0);
+    assert_int_equal(ctls_sent(&seq, NULL), 1);
+    assert_int_equal(seq, 1);
+    free_ep(ep);
+}
+
+/* While a caller polls, a RECV's advertisement rides the doorbell of the next post. */
+static void test_polled_advertisement_rides_next_post(void **st)
+{
+    struct vb_ep *ep = mk_ep(1, IBV_QPT_RC);
+
+    atomic_store(&ep->polled, 1);
+    assert_int_equal(fab_verbs_post_recv(ep, 0, g_buf, 64, &g_mr, 1), 0);
+    assert_int_equal(fk_nsent, 0);
+    write_imm(ep, 8, 0, 2);
+    assert_int_equal(fk_nsent, 2);
+    assert_true(vb_imm_is_adv(fk_sent[0].imm));
+    assert_false(fk_sent[0].signaled); /* one chain: only its end asks for a CQE */
+    assert_int_equal(vb_imm_type(fk_sent[1].imm), VB_WRITE_FINAL);
+    free_ep(ep);
+}
+
 /* An ACK control moves una and completes; one from before a probe's reply moved una past it
  * reads as far ahead of what was sent and is ignored. */
 static void test_ack_control_completes_and_old_one_ignored(void **st)
@@ -941,6 +978,8 @@ int main(void)
             cmocka_unit_test(test_error_cqe_fails_endpoint),
             cmocka_unit_test(test_drain_delivers_and_acks),
             cmocka_unit_test(test_ack_control_completes_and_old_one_ignored),
+            cmocka_unit_test(test_drive_leaves_ack_to_next_drive),
+            cmocka_unit_test(test_polled_advertisement_rides_next_post),
             cmocka_unit_test(test_acks_coalesced),
             cmocka_unit_test(test_window_end_asks_for_ack),
             cmocka_unit_test(test_rc_completes_on_send_cqe),

@@ -181,6 +181,7 @@ struct vb_ep {
     uint32_t seg_size;
     struct ibv_cq *hcq;
     int drain_more; /* the last drain stopped with CQEs left */
+    int in_drive;   /* a caller's drive is draining (vb_ep_drive) */
     pthread_mutex_t mu;
     int flushed;
     int connected, peer_ready;

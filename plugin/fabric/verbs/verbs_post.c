@@ -55,7 +55,10 @@ int fab_verbs_post_recv(struct vb_ep *ep, int lane, void *buf, size_t cap, struc
         l->rq_n++;
         /* the peer's back end writes a SEND straight into it */
         vb_adv_posted(ep, l, w, cap ? mr->rkey : 0);
-        vb_tx_pump(ep, l, now);
+        /* While a caller polls, the advertisement waits for the next post's doorbell or drive
+         * (NCCL's proxy reposts a receive, then sends: one doorbell, not two); else now. */
+        if (!atomic_load(&ep->polled))
+            vb_tx_pump(ep, l, now);
     }
     pthread_mutex_unlock(&ep->mu);
     return rc;

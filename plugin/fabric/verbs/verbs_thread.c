@@ -63,8 +63,12 @@ int vb_ep_drive(struct fab_cq_src *src)
     if (pthread_mutex_trylock(&ep->mu) != 0)
         return 0; /* the progress thread (or another poller) is at it */
     if (ep->connected && fab_ep_base_err(&ep->base) == 0) {
+        for (int i = 0; i < ep->nlanes; i++)
+            vb_rx_ack(ep, &ep->lane[i], now); /* those the last drive left */
         before = ep->stats.cqes;
+        ep->in_drive = 1;
         vb_ep_drain(ep, now);
+        ep->in_drive = 0;
         found = ep->stats.cqes != before;
         vb_side_flush(ep);
         stuck = ep->side.out_n != 0;
@@ -130,6 +134,8 @@ static uint64_t ep_service(struct vb_domain *dom, struct vb_ep *ep, int cq_ev, i
         ep->armed = 0; /* an event disarms the CQ */
     if (ep_follow_pollers(ep, now)) {
         next = now + VB_HANDOFF_NS; /* the caller drains; the thread ticks for the timers */
+        for (int i = 0; i < ep->nlanes && ep->connected; i++)
+            vb_tx_pump(ep, &ep->lane[i], now); /* what a post left to the next drive */
     } else if ((cq_ev || !ep->armed || ep->drain_more) && fab_ep_base_err(&ep->base) == 0) {
         if (!ep->armed)
             dom->ibv->req_notify_cq(ep->hcq, 0);

@@ -101,7 +101,10 @@ static void lane_after_drain(struct vb_ep *ep, struct vb_lane *l, uint64_t now)
         }
         vb_rx_reposted(ep, l, segs);
     }
-    vb_rx_ack(ep, l, now);
+    /* A caller's drive leaves the ACK to its next drive (vb_ep_drive): the caller first acts on
+     * what this drain delivered (an echo, its next send), and the ACK is not on that path. */
+    if (!ep->in_drive)
+        vb_rx_ack(ep, l, now);
     vb_tx_complete(ep, l);
     vb_tx_pump(ep, l, now);
 }
