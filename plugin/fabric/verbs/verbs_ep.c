@@ -59,6 +59,10 @@ static void ep_free(struct vb_ep *ep)
 {
     const struct vb_ibv *ibv = ep->ibv;
 
+    /* The side channel first (our last ACKs still reach the peer): the peer hears the close
+     * before anything it still writes to our QPs can fail for want of them, as on hardware,
+     * where such writes fail only once their retries ran out. */
+    fab_sock_retire(ep->side.fd, ep->liveness_ns);
     for (int i = 0; i < ep->nlanes; i++) {
         if (ep->lane[i].qp)
             ibv->destroy_qp(ep->lane[i].qp);
@@ -68,7 +72,6 @@ static void ep_free(struct vb_ep *ep)
     vb_ring_destroy(ep); /* after the QPs: nothing reads or writes it any more */
     if (ep->hcq)
         ibv->destroy_cq(ep->hcq);
-    fab_sock_retire(ep->side.fd, ep->liveness_ns); /* our last ACKs still reach the peer */
     free(ep->side.out);
     pthread_mutex_destroy(&ep->mu);
     free(ep);
