@@ -13,21 +13,10 @@
 #include "fabric/verbs/verbs_int.h"
 #include "util/counters.h"
 
-static void ctl_account(struct vb_tx *tx, int sig)
-{
-    uint32_t slot = (tx->hw_head + tx->hw_n) % VB_HWQ_CAP;
-
-    tx->hwq[slot] = 0;
-    tx->hw_kind[slot] = VB_HW_CTRL;
-    tx->hw_len[slot] = 0;
-    tx->hw_sig[slot] = (uint8_t)sig;
-    tx->hw_n++;
-}
-
 int vb_ctl_post(struct vb_ep *ep, struct vb_lane *l, uint32_t lo, uint32_t val)
 {
     struct vb_tx *tx = &l->tx;
-    struct ibv_send_wr wr, *bad = NULL;
+    struct ibv_send_wr wr;
     int rc, sig;
 
     if (fab_ep_base_err(&ep->base) != 0 || !ep->peer_ready)
@@ -43,15 +32,10 @@ int vb_ctl_post(struct vb_ep *ep, struct vb_lane *l, uint32_t lo, uint32_t val)
         wr.send_flags = IBV_SEND_SIGNALED;
         tx->unsignaled = 0;
     }
-    rc = ep->ibv->post_send(l->qp, &wr, &bad);
-    if (rc != 0) {
-        int err = rc > 0 ? rc : errno ? errno : EIO;
-
-        vb_ep_fail(ep, -err, "posting a control to QP %u (lane %d) failed: %s", l->qp->qp_num,
-                   l->idx, strerror(err));
-        return -err;
-    }
-    ctl_account(tx, sig);
+    rc = vb_tx_post_chain(ep, l, &wr);
+    if (rc != 0)
+        return rc;
+    vb_hw_push(tx, VB_HW_CTRL, 0, 0, sig);
     jaccl_count(JACCL_CNT_RDMA_CTL, 1);
     return 0;
 }

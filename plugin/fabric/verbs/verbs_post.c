@@ -47,7 +47,6 @@ int fab_verbs_post_recv(struct vb_ep *ep, int lane, void *buf, size_t cap, struc
         rc = -EAGAIN;
     } else {
         struct vb_rwr *w = &l->rq[(l->rq_head + l->rq_n) % l->rq_cap];
-        uint64_t now = jaccl_now_ns();
 
         w->wr_id = wr_id;
         w->buf = buf;
@@ -58,7 +57,7 @@ int fab_verbs_post_recv(struct vb_ep *ep, int lane, void *buf, size_t cap, struc
         /* While a caller polls, the advertisement waits for the next post's doorbell or drive
          * (NCCL's proxy reposts a receive, then sends: one doorbell, not two); else now. */
         if (!atomic_load(&ep->polled))
-            vb_tx_pump(ep, l, now);
+            vb_tx_pump(ep, l, jaccl_now_ns());
     }
     pthread_mutex_unlock(&ep->mu);
     return rc;

@@ -48,7 +48,6 @@ void vb_tx_init(struct vb_tx *tx, uint64_t now)
     memset(tx, 0, sizeof(*tx));
     tx->cwnd = VB_CWND_INIT;
     tx->ssthresh = VB_SEG_WIN;
-    tx->granted = VB_HW_RQ - VB_CTL_RESERVE; /* RC: the peer's receives posted before READY */
     tx->last_progress_ns = now;
 }
 

@@ -13,6 +13,7 @@
 
 struct vb_ep;
 struct vb_lane;
+struct ibv_send_wr;
 
 #define VB_SEG_WIN      512 /* unacknowledged segments per lane (< half the sequence space) */
 #define VB_CWND_INIT    32  /* segments in flight before the first loss */
@@ -96,7 +97,6 @@ struct vb_tx {              /* sender side of a lane (verbs_rel.c) */
     uint32_t hw_head, hw_n;
     size_t hw_bytes;
     uint32_t unsignaled;    /* WRs posted since the last signaled one */
-    uint32_t granted;       /* RC: one past the last segment the peer's hardware receives cover */
     uint32_t peer_reposted; /* RC: the peer's receives posted again, as its last credit said */
     uint32_t wait_k;        /* one past the peer's RECV a SEND waits to see advertised, or 0 */
     uint64_t wait_ns;       /* since when */
@@ -125,6 +125,20 @@ struct vb_rx { /* receiver side of a lane */
     int credit_due;       /* RC: a credit could not be posted yet (send queue full) */
 };
 
+/* Records a WR just posted to the lane's QP, in posting order (send CQEs retire them). */
+static inline void vb_hw_push(struct vb_tx *tx, enum vb_hw_kind kind, uint32_t msg, uint32_t len,
+                              int sig)
+{
+    uint32_t slot = (tx->hw_head + tx->hw_n) % VB_HWQ_CAP;
+
+    tx->hw_kind[slot] = (uint8_t)kind;
+    tx->hwq[slot] = msg;
+    tx->hw_len[slot] = len;
+    tx->hw_sig[slot] = (uint8_t)sig;
+    tx->hw_n++;
+    tx->hw_bytes += len;
+}
+
 static inline struct vb_seg *vb_seg_at(struct vb_tx *tx, uint32_t seq)
 {
     return &tx->seg[seq % VB_SEG_WIN];
@@ -139,6 +153,8 @@ static inline int32_t vb_sdiff(uint32_t a, uint32_t b)
 /* verbs_tx.c (segments, posting, completions) and verbs_rel.c (acknowledgements, loss
  * recovery, the window): the sender side of the protocol, all under ep->mu */
 void vb_tx_init(struct vb_tx *tx, uint64_t now);
+/* Posts a chain of WRs to the lane's QP: one doorbell. A refusal fails the endpoint: -errno. */
+int vb_tx_post_chain(struct vb_ep *ep, struct vb_lane *l, struct ibv_send_wr *wr);
 /* Transmits what the window, the hardware queue and the peer's advertised RECVs allow. */
 void vb_tx_pump(struct vb_ep *ep, struct vb_lane *l, uint64_t now);
 void vb_tx_on_send_cqe(struct vb_ep *ep, struct vb_lane *l);

@@ -30,7 +30,7 @@ static int tx_send_dst(struct vb_ep *ep, struct vb_lane *l, struct vb_msg *m, ui
 
 /* Advertisements go first, between the segments of a message if need be: a SEND of ours
  * waiting for the peer's advertisement must not hold back the one the peer waits for. */
-static int tx_new_adv(struct vb_ep *ep, struct vb_lane *l, uint64_t now)
+static int tx_new_adv(struct vb_ep *ep, struct vb_lane *l)
 {
     struct vb_tx *tx = &l->tx;
     struct vb_seg *s;
@@ -59,7 +59,7 @@ static int tx_new_seg(struct vb_ep *ep, struct vb_lane *l, uint64_t now)
     size_t left, n;
     int final;
 
-    if (tx_new_adv(ep, l, now))
+    if (tx_new_adv(ep, l))
         return 1;
     if (tx->msg_cur == l->mq_tail)
         return 0;
@@ -129,7 +129,6 @@ static void tx_account(struct vb_ep *ep, struct vb_lane *l, uint32_t seq, int si
 {
     struct vb_tx *tx = &l->tx;
     struct vb_seg *s = vb_seg_at(tx, seq);
-    uint32_t slot = (tx->hw_head + tx->hw_n) % VB_HWQ_CAP;
 
     ep->stats.segs++;
     if (vb_sdiff(seq, tx->high) < 0) {
@@ -141,12 +140,7 @@ static void tx_account(struct vb_ep *ep, struct vb_lane *l, uint32_t seq, int si
     s->tx_ns = now;
     if (!s->adv)
         vb_msg_at(l, s->msg)->hw_refs++;
-    tx->hw_kind[slot] = s->adv ? VB_HW_ADV : VB_HW_MSG;
-    tx->hwq[slot] = s->msg;
-    tx->hw_len[slot] = s->len;
-    tx->hw_sig[slot] = sig;
-    tx->hw_n++;
-    tx->hw_bytes += s->len;
+    vb_hw_push(tx, s->adv ? VB_HW_ADV : VB_HW_MSG, s->msg, s->len, sig);
 }
 
 /* Whether a WR asks for a CQE: every VB_SIGNAL_EVERY-th and the last of a chain (a send CQE
@@ -161,13 +155,23 @@ static int tx_signal(struct vb_ep *ep, struct vb_lane *l, uint32_t seq, int chai
            (ep->qp_type == IBV_QPT_RC && final);
 }
 
+int vb_tx_post_chain(struct vb_ep *ep, struct vb_lane *l, struct ibv_send_wr *wr)
+{
+    struct ibv_send_wr *bad = NULL;
+    int rc = ep->ibv->post_send(l->qp, wr, &bad), err;
+
+    if (rc == 0)
+        return 0;
+    err = rc > 0 ? rc : errno ? errno : EIO;
+    vb_ep_fail(ep, -err, "posting to QP %u (lane %d) failed: %s", l->qp->qp_num, l->idx,
+               strerror(err));
+    return -err;
+}
+
 /* Posts segments [first, first + n) as one chain: one doorbell for the batch. */
 static int tx_post(struct vb_ep *ep, struct vb_lane *l, uint32_t first, int n,
                    struct ibv_send_wr *wr, uint64_t now)
 {
-    struct ibv_send_wr *bad = NULL;
-    int rc;
-
     if (n == 0)
         return 0;
     wr[n - 1].next = NULL;
@@ -177,13 +181,8 @@ static int tx_post(struct vb_ep *ep, struct vb_lane *l, uint32_t first, int n,
             l->tx.unsignaled = 0;
         }
     }
-    rc = ep->ibv->post_send(l->qp, wr, &bad);
-    if (rc != 0) {
-        int err = rc > 0 ? rc : errno;
-        vb_ep_fail(ep, -err, "posting to QP %u (lane %d) failed: %s", l->qp->qp_num, l->idx,
-                   strerror(err));
+    if (vb_tx_post_chain(ep, l, wr) != 0)
         return -1;
-    }
     for (int i = 0; i < n; i++)
         tx_account(ep, l, first + (uint32_t)i, !!(wr[i].send_flags & IBV_SEND_SIGNALED), now);
     return 0;
@@ -194,12 +193,14 @@ static int tx_post(struct vb_ep *ep, struct vb_lane *l, uint32_t first, int n,
 /* Whether the next segment may go out. UC: the congestion window (segments unacknowledged).
  * RC: the hardware retransmits, so no window; but a WRITE_IMM that finds no hardware receive
  * posted draws an RNR NAK and a stall of the RNR timer, so the sender stops at the last segment
- * the peer's receives cover (tx->granted, less a reserve for our controls). The segment ring
- * bounds both. */
+ * the peer's receives cover: the VB_HW_RQ it posted before READY and those it reported posting
+ * again since, less a reserve for our controls. The segment ring bounds both. */
 static int tx_may_send(const struct vb_ep *ep, const struct vb_tx *tx)
 {
+    uint32_t granted = tx->peer_reposted + VB_HW_RQ - VB_CTL_RESERVE;
+
     if (ep->qp_type == IBV_QPT_RC)
-        return tx->snd - tx->una < VB_SEG_WIN && vb_sdiff(tx->granted, tx->snd) > 0;
+        return tx->snd - tx->una < VB_SEG_WIN && vb_sdiff(granted, tx->snd) > 0;
     return tx->snd - tx->una < tx->cwnd;
 }
 
@@ -270,9 +271,7 @@ void vb_tx_on_credit(struct vb_ep *ep, struct vb_lane *l, uint32_t low, uint64_t
                    reposted, l->idx, tx->snd);
         return;
     }
-    tx->peer_reposted = reposted;
-    if (vb_sdiff(reposted + VB_HW_RQ - VB_CTL_RESERVE, tx->granted) > 0)
-        tx->granted = reposted + VB_HW_RQ - VB_CTL_RESERVE;
+    tx->peer_reposted = reposted; /* never backwards: unwrapped forward from the last one */
     vb_tx_pump(ep, l, now);
 }
 
