@@ -129,7 +129,7 @@ tests: $(UNIT_BIN) $(MP_BIN) $(LIB) $(BUILD)/jaccl-info
 $(UNIT_BIN): | $(BUILD)/.deps-tests $(VERSION_H)
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(UNIT_LIB) $(INTERNAL)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/unit $< -o $@ $(UNIT_LIB) $(INTERNAL) -lcmocka $(LDSAN) $(LDLIBS)
+	$(CC) $(CFLAGS) -Itests/unit -Iharness $< -o $@ $(UNIT_LIB) $(INTERNAL) -lcmocka $(LDSAN) $(LDLIBS)
 
 $(BUILD)/obj/tools/jaccl-info-main.o: tools/jaccl-info.c | $(BUILD)/.deps-lib $(VERSION_H)
 	@mkdir -p $(dir $@)

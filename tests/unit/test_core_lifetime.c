@@ -17,7 +17,7 @@
 #include "core/api.h"
 #include "core/registry.h"
 #include "core_pair.h"
-#include "unit_threads.h"
+#include "mp_util.h"
 #include "util/log.h"
 
 #define BUF CORE_PAIR_BUF
@@ -181,7 +181,7 @@ static void pending_connect_matches_contents(void **state)
 
 static void finalize_with_comms_open(void **state)
 {
-    int t0 = unit_threads();
+    int t0 = mp_thread_count();
     size_t n0 = jaccl_reg_count();
     void *ctx, *lc, *sc, *rc, *smh, *rmh;
     char handle[128], sbuf[BUF], rbuf[BUF];
@@ -190,7 +190,7 @@ static void finalize_with_comms_open(void **state)
     core_link_up(ctx, 0, handle, lc, &sc, &rc);
     assert_int_equal(jaccl_reg_mr(sc, sbuf, BUF, JACCL_MEM_HOST, &smh), ncclSuccess);
     assert_int_equal(jaccl_reg_mr(rc, rbuf, BUF, JACCL_MEM_HOST, &rmh), ncclSuccess);
-    assert_true(unit_threads() > t0); /* the TCP endpoints' I/O threads */
+    assert_true(mp_thread_count() > t0); /* the TCP endpoints' I/O threads */
     void *d = rbuf, *freq = (void *)1;
     assert_int_equal(jaccl_iflush(rc, 1, &d, &(int){1}, &rmh, &freq), ncclSuccess);
     assert_null(freq);
@@ -202,7 +202,7 @@ static void finalize_with_comms_open(void **state)
     assert_int_equal(jaccl_close_send(sc), ncclSuccess);
     assert_int_equal(jaccl_close_recv(rc), ncclSuccess); /* rmh released by the close */
     assert_int_equal(jaccl_close_listen(lc), ncclSuccess);
-    assert_int_equal(unit_threads_down_to(t0), t0);
+    assert_int_equal(mp_threads_down_to(t0), t0);
     assert_int_equal(jaccl_reg_count(), n0);
     /* and the plugin starts again from scratch */
     int ndev = 0;

@@ -27,7 +27,7 @@
 #include "util/log.h"
 #include "util/param.h"
 
-#include "unit_threads.h"
+#include "mp_util.h"
 
 #define NA      NCCL_NUM_ALGORITHMS
 #define NP      NCCL_NUM_PROTOCOLS
@@ -281,14 +281,14 @@ static void test_stale_context(void **state)
 static void test_nothing_held(void **state)
 {
     const ncclNet_v11_t *net = dlsym(g_lib, "ncclNetPlugin_v11");
-    int before = unit_threads(), ndev = -1;
+    int before = mp_thread_count(), ndev = -1;
     void *ctx = init_ctx(g_v5, 3, 1);
     assert_non_null(ctx);
-    assert_int_equal(unit_threads_down_to(before), before);
+    assert_int_equal(mp_threads_down_to(before), before);
     assert_int_equal(net->devices(&ndev), ncclSuccess);
     assert_int_equal(ndev, 0);
     assert_int_equal(g_v5->finalize(ctx), ncclSuccess);
-    assert_int_equal(unit_threads_down_to(before), before);
+    assert_int_equal(mp_threads_down_to(before), before);
 }
 
 /* ---- many communicators at once ---- */
